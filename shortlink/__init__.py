@@ -1,0 +1,1 @@
+"""shortlink: self-hosted short links that open native apps."""

@@ -1,0 +1,1 @@
+"""Analytics: click figures for one link or a whole account, from daily rollups."""

@@ -1,0 +1,168 @@
+"""Configuration: shortlink.toml, overridden key by key by SHORTLINK_<SECTION>_<KEY>."""
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+DEFAULT_CONFIG_FILE = "shortlink.toml"
+
+
+class ConfigError(Exception):
+    """A one-line, human message naming the offending key."""
+
+
+class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+
+class StorageConfig(_Section):
+    path: str = "data/shortlink.db"
+
+
+class LinksConfig(_Section):
+    # Public base of short URLs; empty means http://{server.host}:{server.port}.
+    short_host: str = ""
+    # Extra hosts the service answers on (custom domains are connected per account).
+    domains: list[str] = []
+
+
+class LimitsConfig(_Section):
+    requests_per_minute: int = 60
+    links_per_day: int = 1000
+    password_attempts_per_minute: int = 5
+
+
+class NetworkConfig(_Section):
+    trusted_proxies: list[str] = []
+    # Header carrying the visitor's country from a trusted proxy, e.g. "CF-IPCountry".
+    country_header: str = ""
+
+
+class FetcherConfig(_Section):
+    enabled: bool = True
+    allow_private_addresses: bool = False
+    timeout_seconds: float = 5.0
+    concurrency: int = 4
+    max_attempts: int = 3
+
+
+class ClicksConfig(_Section):
+    flush_interval_ms: int = 100
+    batch_size: int = 2000
+    queue_size: int = 100_000
+
+
+class Config(_Section):
+    server: ServerConfig = msgspec.field(default_factory=ServerConfig)
+    storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
+    links: LinksConfig = msgspec.field(default_factory=LinksConfig)
+    limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
+    network: NetworkConfig = msgspec.field(default_factory=NetworkConfig)
+    fetcher: FetcherConfig = msgspec.field(default_factory=FetcherConfig)
+    clicks: ClicksConfig = msgspec.field(default_factory=ClicksConfig)
+
+    @property
+    def short_host(self) -> str:
+        base = self.links.short_host or f"http://{self.server.host}:{self.server.port}"
+        return base.rstrip("/")
+
+    @property
+    def trusted_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        return [ipaddress.ip_network(cidr, strict=False) for cidr in self.network.trusted_proxies]
+
+
+_POSITIVE = {
+    ("server", "port"), ("limits", "requests_per_minute"), ("limits", "links_per_day"),
+    ("limits", "password_attempts_per_minute"), ("fetcher", "timeout_seconds"),
+    ("fetcher", "concurrency"), ("fetcher", "max_attempts"), ("clicks", "flush_interval_ms"),
+    ("clicks", "batch_size"), ("clicks", "queue_size"),
+}
+
+
+def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None,
+                **overrides: Any) -> Config:
+    """Read the TOML file (when it exists), apply environment overrides, validate.
+
+    `overrides` are "section.key" pairs given with underscores, e.g.
+    storage_path="x.db", as the CLI's --db/--host/--port flags do.
+    """
+    environ = os.environ if environ is None else environ
+    file = Path(path if path is not None else DEFAULT_CONFIG_FILE)
+    raw: dict[str, Any] = {}
+    if file.exists():
+        try:
+            raw = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    elif path is not None:
+        raise ConfigError(f"{file}: no such configuration file")
+
+    for section_name, section_type in _sections().items():
+        for key, key_type in _fields(section_type).items():
+            env_name = f"SHORTLINK_{section_name}_{key}".upper()
+            value = overrides.get(f"{section_name}_{key}")
+            if value is None and env_name in environ:
+                value = _from_env(environ[env_name], key_type)
+            if value is not None:
+                raw.setdefault(section_name, {})
+                if not isinstance(raw[section_name], dict):
+                    raise ConfigError(f"[{section_name}] must be a table")
+                raw[section_name][key] = value
+    try:
+        config = msgspec.convert(raw, Config, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
+    _check(config)
+    return config
+
+
+def _sections() -> dict[str, type]:
+    return {f.name: f.type for f in msgspec.structs.fields(Config)}
+
+
+def _fields(section_type: type) -> dict[str, Any]:
+    return {f.name: f.type for f in msgspec.structs.fields(section_type)}
+
+
+def _from_env(value: str, key_type: Any) -> Any:
+    if key_type == list[str]:
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value  # msgspec.convert(strict=False) turns "8000" into 8000, "false" into False
+
+
+def _describe(exc: msgspec.ValidationError) -> str:
+    # msgspec says "... - at `$.server.port`"; rewrite the path as the TOML key.
+    message = str(exc)
+    if " - at `$." in message:
+        text, where = message.split(" - at `$.", 1)
+        key = where.rstrip("`")
+        section, _, name = key.partition(".")
+        return f"[{section}] {name}: {text}" if name else f"[{section}]: {text}"
+    return message
+
+
+def _check(config: Config) -> None:
+    for section, key in _POSITIVE:
+        if getattr(getattr(config, section), key) <= 0:
+            raise ConfigError(f"invalid configuration: [{section}] {key}: must be greater than 0")
+    if config.server.port > 65535:
+        raise ConfigError("invalid configuration: [server] port: must be at most 65535")
+    for cidr in config.network.trusted_proxies:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"invalid configuration: [network] trusted_proxies: {cidr!r} is not a CIDR"
+            ) from None
+    if config.links.short_host and not config.links.short_host.startswith(("http://", "https://")):
+        raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")

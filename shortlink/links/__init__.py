@@ -1,0 +1,1 @@
+"""Links: the domain rules for creating, listing, changing and deleting short links."""

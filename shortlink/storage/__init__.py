@@ -1,0 +1,10 @@
+"""The storage layer: every SQL statement of the project lives in this package.
+
+Each storage function is a plain synchronous function taking a
+`sqlite3.Connection` first. The CLI and tests call them directly; the server runs
+them through `Database.run`, one whole function at a time on the connection's own
+thread, so a function is an atomic unit without any locking.
+"""
+from shortlink.storage.database import Database, connect, transaction
+
+__all__ = ["Database", "connect", "transaction"]

@@ -1,0 +1,112 @@
+"""Opening the SQLite file, migrating it, and running storage functions off the event loop."""
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database file.
+
+    Autocommit mode: writes that must be atomic use `transaction()`, which takes
+    the write lock up front (BEGIN IMMEDIATE) so the busy timeout applies instead
+    of a deadlock between two connections upgrading their read locks.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn)
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """The numbered migrations shipped in storage/migrations, in order."""
+    found = []
+    for entry in resources.files("shortlink.storage.migrations").iterdir():
+        if entry.name.endswith(".sql"):
+            number = int(entry.name.split("_", 1)[0])
+            found.append((number, entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations the file has not seen yet; returns the schema version.
+
+    PRAGMA user_version records the last applied migration. Each migration runs
+    in its own write transaction, so a server and a CLI starting together apply
+    it exactly once.
+    """
+    for number, name, sql in migrations():
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+            continue
+        with transaction(conn):
+            # Re-read under the write lock: another process may have just migrated.
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _statements(sql: str) -> Iterator[str]:
+    # executescript would COMMIT our transaction; complete_statement splits safely
+    # (triggers contain semicolons).
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip() and not buffer.strip().startswith("--"):
+        raise ValueError(f"incomplete SQL statement in migration: {buffer[:80]!r}")
+
+
+class Database:
+    """The server's one connection, used from one dedicated thread.
+
+    `await db.run(fn, *args)` runs `fn(conn, *args)` on that thread: one await per
+    storage operation, however many statements it has, and never two operations
+    interleaved inside each other's transactions.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
+        self.conn: sqlite3.Connection = self._executor.submit(connect, self.path).result()
+
+    async def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self.conn, *args, **kwargs))
+
+    def close(self) -> None:
+        self._executor.submit(self.conn.close).result()
+        self._executor.shutdown(wait=True)

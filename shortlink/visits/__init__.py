@@ -1,0 +1,1 @@
+"""Visits: what a visitor of a short URL gets, and the click it leaves behind."""
