@@ -1,0 +1,5 @@
+import sys
+
+from shortlink.cli import main
+
+sys.exit(main())

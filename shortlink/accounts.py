@@ -1,0 +1,121 @@
+"""Accounts, API keys, subscriptions and custom domains: the rules the CLI and API share."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import sqlite3
+
+import msgspec
+
+from shortlink.errors import NotFoundError, SubscriptionRequiredError, UnauthorizedError, ValidationError
+from shortlink.ids import new_id, random_string
+from shortlink.storage import accounts as store
+from shortlink.times import to_iso, utcnow
+
+KEY_PREFIX = "sl_live_"
+KEY_RANDOM_LENGTH = 32
+VISIBLE_PREFIX_LENGTH = len(KEY_PREFIX) + 4  # "sl_live_AbCd": enough to tell keys apart, useless to guess
+
+
+class CreatedKey(msgspec.Struct, rename="camel"):
+    key: str
+    key_id: str
+    user_id: str
+    email: str
+
+
+class Principal(msgspec.Struct, frozen=True):
+    """Who an API request acts for."""
+    account_id: int
+    account_public_id: str
+    email: str
+    name: str | None
+    key_id: int
+    key_public_id: str
+    key_prefix: str
+    subscription_active: bool
+    current_period_end: str | None
+    cancel_at_period_end: bool
+
+
+def hash_key(key: str) -> str:
+    # Keys carry ~190 random bits, so a fast hash is as safe as a slow one here.
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def looks_like_key(key: str) -> bool:
+    return (len(key) == len(KEY_PREFIX) + KEY_RANDOM_LENGTH and key.startswith(KEY_PREFIX)
+            and key[len(KEY_PREFIX):].isascii() and key[len(KEY_PREFIX):].isalnum())
+
+
+def account_for(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
+    account = store.account_by_email(conn, email)
+    if account is None:
+        raise NotFoundError(f"no account with e-mail {email}")
+    return account
+
+
+def create_key(conn: sqlite3.Connection, email: str, name: str | None = None) -> CreatedKey:
+    """Create the account if needed (with an active Pro subscription) and a new API key."""
+    email = email.strip()
+    if "@" not in email or len(email) > 254:
+        raise ValidationError("email", "must be an e-mail address")
+    now = to_iso(utcnow())
+    account = store.insert_account_with_subscription(conn, new_id("usr"), email, name, now)
+    key = KEY_PREFIX + random_string(KEY_RANDOM_LENGTH)
+    key_id = new_id("key")
+    store.insert_api_key(conn, key_id, account["id"], key[:VISIBLE_PREFIX_LENGTH], hash_key(key), name, now)
+    return CreatedKey(key=key, key_id=key_id, user_id=account["public_id"], email=account["email"])
+
+
+def revoke_key(conn: sqlite3.Connection, key_id: str) -> None:
+    if not store.revoke_api_key(conn, key_id, to_iso(utcnow())):
+        raise NotFoundError(f"no active key with id {key_id}")
+
+
+def list_keys(conn: sqlite3.Connection, email: str) -> list[sqlite3.Row]:
+    return store.api_keys_of(conn, account_for(conn, email)["id"])
+
+
+def set_subscription(conn: sqlite3.Connection, email: str, active: bool) -> None:
+    store.set_subscription_active(conn, account_for(conn, email)["id"], active)
+
+
+def add_domain(conn: sqlite3.Connection, email: str, host: str) -> str:
+    host = host.strip().lower().rstrip(".")
+    if not host or "/" in host or ":" in host.split("]")[-1].rstrip("0123456789") or " " in host:
+        raise ValidationError("host", "must be a bare host name such as links.example.com")
+    if not store.insert_domain(conn, host, account_for(conn, email)["id"], to_iso(utcnow())):
+        raise ValidationError("host", f"{host} is already connected to another account")
+    return host
+
+
+def bearer_key(authorization: str | None) -> str:
+    if not authorization:
+        raise UnauthorizedError("Missing Authorization header: send 'Authorization: Bearer <API key>'")
+    scheme, _, key = authorization.strip().partition(" ")
+    key = key.strip()
+    if scheme.lower() != "bearer" or not looks_like_key(key):
+        raise UnauthorizedError("Malformed Authorization header: expected 'Bearer sl_live_<32 characters>'")
+    return key
+
+
+def authenticate(conn: sqlite3.Connection, authorization: str | None) -> Principal:
+    """The principal of a live key; 401 for a missing, malformed, unknown or revoked key."""
+    key = bearer_key(authorization)
+    digest = hash_key(key)
+    row = store.principal_by_key_hash(conn, digest)
+    if row is None or not hmac.compare_digest(row["key_hash"], digest):
+        raise UnauthorizedError("Invalid or revoked API key")
+    return Principal(
+        account_id=row["account_id"], account_public_id=row["account_public_id"], email=row["email"],
+        name=row["name"], key_id=row["key_id"], key_public_id=row["key_public_id"],
+        key_prefix=row["key_prefix"], subscription_active=bool(row["subscription_active"]),
+        current_period_end=row["current_period_end"],
+        cancel_at_period_end=bool(row["cancel_at_period_end"]),
+    )
+
+
+def require_subscription(principal: Principal) -> None:
+    if not principal.subscription_active:
+        raise SubscriptionRequiredError("This API needs an active Pro subscription on the key's account")

@@ -1,0 +1,128 @@
+"""The `shortlink` command: serve, keys, subscriptions, domains, demo data, backups.
+
+Every command opens the same SQLite file (migrating it if needed) and calls the
+same functions the API uses, so it works while the server is running.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from shortlink import accounts
+from shortlink.config import Config, ConfigError, load_config
+from shortlink.errors import ShortlinkError
+from shortlink.storage import connect
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="SQLite database file (default: [storage] path)")
+    parser.add_argument("--config", help="configuration file (default: ./shortlink.toml)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="shortlink", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the server")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    _common(serve)
+    serve.set_defaults(run=cmd_serve)
+
+    key = commands.add_parser("key", help="API keys").add_subparsers(dest="action", required=True)
+    create = key.add_parser("create", help="create a key (and the account, with Pro, if new)")
+    create.add_argument("--email", required=True)
+    create.add_argument("--name")
+    create.add_argument("--json", action="store_true", help="print one JSON object")
+    _common(create)
+    create.set_defaults(run=cmd_key_create)
+    revoke = key.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
+    _common(revoke)
+    revoke.set_defaults(run=cmd_key_revoke)
+    listing = key.add_parser("list", help="list an account's keys")
+    listing.add_argument("--email", required=True)
+    _common(listing)
+    listing.set_defaults(run=cmd_key_list)
+
+    subscription = commands.add_parser("subscription", help="Pro subscriptions").add_subparsers(
+        dest="action", required=True)
+    set_sub = subscription.add_parser("set", help="activate or deactivate an account's subscription")
+    set_sub.add_argument("--email", required=True)
+    state = set_sub.add_mutually_exclusive_group(required=True)
+    state.add_argument("--active", dest="active", action="store_true")
+    state.add_argument("--inactive", dest="active", action="store_false")
+    _common(set_sub)
+    set_sub.set_defaults(run=cmd_subscription_set)
+
+    domain = commands.add_parser("domain", help="custom domains").add_subparsers(dest="action", required=True)
+    add = domain.add_parser("add", help="connect a custom domain to an account")
+    add.add_argument("--email", required=True)
+    add.add_argument("host")
+    _common(add)
+    add.set_defaults(run=cmd_domain_add)
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(args.config, storage_path=args.db,
+                       server_host=getattr(args, "host", None), server_port=getattr(args, "port", None))
+
+
+def _with_db(args: argparse.Namespace, action: Callable):
+    conn = connect(_config(args).storage.path)
+    try:
+        return action(conn)
+    finally:
+        conn.close()
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    from shortlink.server import serve
+    serve(_config(args))
+
+
+def cmd_key_create(args: argparse.Namespace) -> None:
+    created = _with_db(args, lambda conn: accounts.create_key(conn, args.email, args.name))
+    if args.json:
+        print(json.dumps({"key": created.key, "keyId": created.key_id,
+                          "userId": created.user_id, "email": created.email}))
+    else:
+        print(f"API key for {created.email} (shown once, store it now):\n  {created.key}\n"
+              f"key id: {created.key_id}")
+
+
+def cmd_key_revoke(args: argparse.Namespace) -> None:
+    _with_db(args, lambda conn: accounts.revoke_key(conn, args.key_id))
+    print(f"revoked {args.key_id}")
+
+
+def cmd_key_list(args: argparse.Namespace) -> None:
+    for row in _with_db(args, lambda conn: accounts.list_keys(conn, args.email)):
+        status = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
+        print(f"{row['public_id']}  {row['prefix']}…  {row['name'] or '-'}  created {row['created_at']}  {status}")
+
+
+def cmd_subscription_set(args: argparse.Namespace) -> None:
+    _with_db(args, lambda conn: accounts.set_subscription(conn, args.email, args.active))
+    print(f"subscription of {args.email}: {'active' if args.active else 'inactive'}")
+
+
+def cmd_domain_add(args: argparse.Namespace) -> None:
+    host = _with_db(args, lambda conn: accounts.add_domain(conn, args.email, args.host))
+    print(f"connected {host} to {args.email}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except ConfigError as exc:
+        print(f"shortlink: {exc}", file=sys.stderr)
+        return 2
+    except ShortlinkError as exc:
+        print(f"shortlink: {exc.message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,54 @@
+"""The errors of the domain, one per error code of the spec.
+
+Domain functions raise these; the web layer turns any of them into the
+`{"error": {"code", "message"}}` envelope with the matching status.
+"""
+from __future__ import annotations
+
+
+class ShortlinkError(Exception):
+    code = "INTERNAL"
+    status = 500
+
+    def __init__(self, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.headers = headers or {}
+
+
+class ValidationError(ShortlinkError):
+    code = "VALIDATION_ERROR"
+    status = 400
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class UnauthorizedError(ShortlinkError):
+    code = "UNAUTHORIZED"
+    status = 401
+
+
+class SubscriptionRequiredError(ShortlinkError):
+    code = "SUBSCRIPTION_REQUIRED"
+    status = 403
+
+
+class NotFoundError(ShortlinkError):
+    code = "NOT_FOUND"
+    status = 404
+
+
+class ConflictError(ShortlinkError):
+    code = "CONFLICT"
+    status = 409
+
+
+class RateLimitedError(ShortlinkError):
+    code = "RATE_LIMITED"
+    status = 429
+
+    def __init__(self, message: str, retry_after: int, headers: dict[str, str] | None = None):
+        super().__init__(message, {**(headers or {}), "Retry-After": str(max(1, retry_after))})
+        self.retry_after = max(1, retry_after)

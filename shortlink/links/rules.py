@@ -1,0 +1,127 @@
+"""The rules a link's fields must follow, as plain functions (no HTTP, no SQL)."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import re
+import secrets
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from shortlink.errors import ValidationError
+from shortlink.ids import random_string
+
+MAX_URL_LENGTH = 2048
+RANDOM_CODE_LENGTH = 6
+CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{3,32}")
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+# Compared case-insensitively. Every top-level path the service serves, plus
+# words people would mistake for the service's own pages.
+RESERVED_CODES = frozenset({
+    "about", "account", "admin", "analytics", "api", "app", "assets", "auth", "billing",
+    "dashboard", "docs", "favicon", "health", "healthz", "help", "l", "links", "login",
+    "logout", "me", "metrics", "openapi", "privacy", "qr", "register", "robots", "schema",
+    "settings", "signin", "signup", "static", "status", "terms", "www",
+})
+
+# scrypt: memory-hard, in the standard library; parameters stored with each hash.
+_SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
+
+
+def validate_url(field: str, url: str) -> str:
+    if len(url) > MAX_URL_LENGTH:
+        raise ValidationError(field, f"must be at most {MAX_URL_LENGTH} characters")
+    if url != url.strip() or any(ch in url for ch in "\r\n\t "):
+        raise ValidationError(field, "must not contain spaces or line breaks")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ValidationError(field, "is not a valid URL") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValidationError(field, "must be an http or https URL")
+    if not _is_real_host(host):
+        raise ValidationError(field, "must have a valid host name")
+    return url
+
+
+def _is_real_host(host: str) -> bool:
+    if not host:
+        return False
+    if host.startswith("[") or ":" in host or re.fullmatch(r"[0-9.]+", host):
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+            return True
+        except ValueError:
+            return False
+    try:
+        ascii_host = host.encode("idna").decode("ascii").lower().rstrip(".")
+    except UnicodeError:
+        return False
+    labels = ascii_host.split(".")
+    if ascii_host == "localhost":
+        return True
+    return len(labels) >= 2 and all(_HOST_LABEL.fullmatch(label) for label in labels) \
+        and not labels[-1].isdigit()
+
+
+def validate_custom_code(code: str) -> str:
+    if not CODE_PATTERN.fullmatch(code):
+        raise ValidationError("customCode", "must be 3-32 characters of A-Z, a-z, 0-9, _ and -")
+    if code.lower() in RESERVED_CODES:
+        raise ValidationError("customCode", f"'{code}' is a reserved word")
+    return code
+
+
+def random_code() -> str:
+    return random_string(RANDOM_CODE_LENGTH)
+
+
+def validate_title(title: str) -> str:
+    if not 1 <= len(title) <= 200:
+        raise ValidationError("title", "must be 1-200 characters")
+    if not title.strip():
+        raise ValidationError("title", "must not be blank")
+    return title
+
+
+def validate_password(password: str) -> str:
+    if not 4 <= len(password) <= 64:
+        raise ValidationError("password", "must be 4-64 characters")
+    return password
+
+
+def parse_future_time(field: str, text: str, now: datetime) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValidationError(field, "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z") from None
+    if moment.tzinfo is None:
+        raise ValidationError(field, "must include a UTC offset, e.g. 2030-01-31T12:00:00Z")
+    if moment <= now:
+        raise ValidationError(field, "must be in the future")
+    return moment
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
+    return "scrypt${}${}${}${}${}".format(
+        _SCRYPT_N, _SCRYPT_R, _SCRYPT_P,
+        base64.b64encode(salt).decode(), base64.b64encode(digest).decode(),
+    )
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        _, n, r, p, salt, digest = stored.split("$")
+        expected = base64.b64decode(digest)
+        actual = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt),
+                                n=int(n), r=int(r), p=int(p), dklen=len(expected))
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(actual, expected)

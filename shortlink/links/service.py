@@ -1,0 +1,163 @@
+"""Creating, listing, changing and deleting links: the rules, in plain functions.
+
+Each function takes the SQLite connection first, so the server runs it in one
+`Database.run` call and the CLI and tests call it directly.
+"""
+from __future__ import annotations
+
+import math
+import sqlite3
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import msgspec
+from msgspec import UNSET
+
+from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
+from shortlink.ids import new_id
+from shortlink.links import rules
+from shortlink.links.platforms import Platform, detect_platform
+from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, UpdateLink
+from shortlink.storage import accounts as account_store
+from shortlink.storage import links as store
+from shortlink.times import day_of, to_iso
+
+RANDOM_CODE_ATTEMPTS = 8
+
+
+class Owner(msgspec.Struct, frozen=True):
+    """The account a request acts for, and what shapes its links' short URLs."""
+    account_id: int
+    short_host: str            # e.g. "https://sho.rt"
+    daily_limit: int = 1000
+
+
+def short_base(conn: sqlite3.Connection, owner: Owner) -> str:
+    """The account's custom domain when it has one, else the service's short host."""
+    domain = store.primary_domain(conn, owner.account_id)
+    if domain is None:
+        return owner.short_host
+    return f"{urlsplit(owner.short_host).scheme}://{domain}"
+
+
+def own_hosts(conn: sqlite3.Connection, short_host: str) -> set[str]:
+    return {urlsplit(short_host).netloc.lower(), *account_store.all_domains(conn)}
+
+
+def to_link(row: sqlite3.Row, base: str) -> Link:
+    return Link(
+        id=row["public_id"], short_code=row["short_code"], short_url=f"{base}/l/{row['short_code']}",
+        original_url=row["original_url"], platform=Platform(row["platform"]), title=row["title"],
+        description=row["description"], og_image=row["og_image"], ios_url=row["ios_url"],
+        android_url=row["android_url"], is_active=bool(row["is_active"]),
+        is_password_protected=row["password_hash"] is not None, expires_at=row["expires_at"],
+        click_count=row["click_count"], source=row["source"], created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def create_link(conn: sqlite3.Connection, owner: Owner, body: CreateLink, *, now: datetime,
+                password_hash: str | None = None, fetch_title: bool = True,
+                source: str = "API") -> Link:
+    """Validate and store a new link. The password arrives already hashed (the
+    slow hash runs off the database thread)."""
+    rules.validate_url("originalUrl", body.original_url)
+    for field, url in (("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
+        if url is not None:
+            rules.validate_url(field, url)
+    if body.custom_code is not None:
+        rules.validate_custom_code(body.custom_code)
+    if body.title is not None:
+        rules.validate_title(body.title)
+    if body.password is not None:
+        rules.validate_password(body.password)
+    expires_at = (to_iso(rules.parse_future_time("expiresAt", body.expires_at, now))
+                  if body.expires_at is not None else None)
+    stamp = to_iso(now)
+    row = {
+        "public_id": new_id("lnk"), "account_id": owner.account_id, "short_code": "",
+        "original_url": body.original_url,
+        "platform": detect_platform(body.original_url, own_hosts(conn, owner.short_host)).value,
+        "title": body.title, "ios_url": body.ios_url, "android_url": body.android_url,
+        "password_hash": password_hash, "expires_at": expires_at, "source": source,
+        "created_at": stamp, "updated_at": stamp,
+    }
+    fetch_at = int(now.timestamp() * 1000) if fetch_title and body.title is None else None
+    codes = [body.custom_code] if body.custom_code else [rules.random_code() for _ in range(RANDOM_CODE_ATTEMPTS)]
+    for code in codes:
+        try:
+            inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now),
+                                         owner.daily_limit, fetch_at)
+            return to_link(inserted, short_base(conn, owner))
+        except store.CodeTaken:
+            continue
+        except store.DailyLimitReached:
+            midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), now.tzinfo)
+            raise RateLimitedError(
+                f"Daily limit of {owner.daily_limit} new links reached; it resets at 00:00 UTC",
+                retry_after=math.ceil((midnight - now).total_seconds()),
+            ) from None
+    if body.custom_code:
+        raise ConflictError(f"customCode '{body.custom_code}' is already taken")
+    raise ConflictError("Could not find a free short code; please retry")
+
+
+def get_link(conn: sqlite3.Connection, owner: Owner, link_id: str) -> Link:
+    return to_link(_owned_row(conn, owner, link_id), short_base(conn, owner))
+
+
+def _owned_row(conn: sqlite3.Connection, owner: Owner, link_id: str) -> sqlite3.Row:
+    row = store.link_of_account(conn, owner.account_id, link_id)
+    if row is None:
+        raise NotFoundError(f"No link with id {link_id} in this account")
+    return row
+
+
+def list_links(conn: sqlite3.Connection, owner: Owner, query: LinkFilter) -> tuple[list[Link], Pagination]:
+    rows, total = store.list_links(
+        conn, owner.account_id, offset=(query.page - 1) * query.limit, limit=query.limit,
+        search=query.search, short_code=query.short_code,
+        platform=query.platform.value if query.platform else None, is_active=query.is_active,
+    )
+    base = short_base(conn, owner)
+    pages = math.ceil(total / query.limit)
+    return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
+
+
+def update_link(conn: sqlite3.Connection, owner: Owner, link_id: str, patch: UpdateLink, *,
+                now: datetime, password_hash: str | None = None) -> tuple[Link, str]:
+    """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
+    row = _owned_row(conn, owner, link_id)
+    changes: dict[str, object] = {}
+    if patch.title is not UNSET:
+        changes["title"] = rules.validate_title(patch.title)
+    if patch.is_active is not UNSET:
+        changes["is_active"] = int(patch.is_active)
+    if patch.expires_at is not UNSET:
+        changes["expires_at"] = (None if patch.expires_at is None else
+                                 to_iso(rules.parse_future_time("expiresAt", patch.expires_at, now)))
+    if patch.password is not UNSET:
+        if patch.password is not None:
+            rules.validate_password(patch.password)
+        changes["password_hash"] = None if patch.password is None else password_hash
+    if not changes:
+        raise ValidationError("body", "send at least one of title, isActive, expiresAt, password")
+    changes["updated_at"] = to_iso(max(now, _later_than(row["updated_at"])))
+    updated = store.update_link(conn, row["id"], changes)
+    return to_link(updated, short_base(conn, owner)), row["short_code"]
+
+
+def _later_than(stamp: str) -> datetime:
+    # updatedAt must change on every PATCH, even two within one millisecond.
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+
+
+def delete_link(conn: sqlite3.Connection, owner: Owner, link_id: str) -> str:
+    """Delete the link with its clicks and rollups; returns its short code."""
+    row = _owned_row(conn, owner, link_id)
+    store.delete_link(conn, row["id"])
+    return row["short_code"]
+
+
+def created_today(conn: sqlite3.Connection, account_id: int, now: datetime) -> int:
+    return store.links_created_on(conn, account_id, day_of(now))

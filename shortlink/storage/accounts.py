@@ -1,0 +1,119 @@
+"""SQL for accounts, subscriptions, API keys, custom domains and server settings."""
+from __future__ import annotations
+
+import sqlite3
+
+from shortlink.storage.database import transaction
+
+
+def account_by_email(conn: sqlite3.Connection, email: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM accounts WHERE email = ?", (email,)).fetchone()
+
+
+def insert_account_with_subscription(
+    conn: sqlite3.Connection, public_id: str, email: str, name: str | None, created_at: str
+) -> sqlite3.Row:
+    """Create the account with an active subscription, or return the existing one."""
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO accounts (public_id, email, name, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (email) DO NOTHING",
+            (public_id, email, name, created_at),
+        )
+        account = account_by_email(conn, email)
+        conn.execute(
+            "INSERT INTO subscriptions (account_id, is_active) VALUES (?, 1)"
+            " ON CONFLICT (account_id) DO NOTHING",
+            (account["id"],),
+        )
+    return account
+
+
+def set_subscription_active(conn: sqlite3.Connection, account_id: int, active: bool) -> None:
+    conn.execute(
+        "INSERT INTO subscriptions (account_id, is_active) VALUES (?, ?)"
+        " ON CONFLICT (account_id) DO UPDATE SET is_active = excluded.is_active",
+        (account_id, int(active)),
+    )
+
+
+def insert_api_key(
+    conn: sqlite3.Connection, public_id: str, account_id: int, prefix: str, key_hash: str,
+    name: str | None, created_at: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO api_keys (public_id, account_id, prefix, key_hash, name, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (public_id, account_id, prefix, key_hash, name, created_at),
+    )
+
+
+def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str) -> bool:
+    cursor = conn.execute(
+        "UPDATE api_keys SET revoked_at = ? WHERE public_id = ? AND revoked_at IS NULL",
+        (revoked_at, public_id),
+    )
+    return cursor.rowcount == 1
+
+
+def api_keys_of(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT public_id, prefix, name, created_at, revoked_at FROM api_keys"
+        " WHERE account_id = ? ORDER BY id",
+        (account_id,),
+    ).fetchall()
+
+
+def principal_by_key_hash(conn: sqlite3.Connection, key_hash: str) -> sqlite3.Row | None:
+    """The live key with this hash, its account and subscription; None if unknown or revoked."""
+    return conn.execute(
+        """
+        SELECT k.id AS key_id, k.public_id AS key_public_id, k.prefix AS key_prefix,
+               k.key_hash AS key_hash, a.id AS account_id, a.public_id AS account_public_id,
+               a.email, a.name, coalesce(s.is_active, 0) AS subscription_active,
+               s.current_period_end, coalesce(s.cancel_at_period_end, 0) AS cancel_at_period_end
+        FROM api_keys k
+        JOIN accounts a ON a.id = k.account_id
+        LEFT JOIN subscriptions s ON s.account_id = a.id
+        WHERE k.key_hash = ? AND k.revoked_at IS NULL
+        """,
+        (key_hash,),
+    ).fetchone()
+
+
+def insert_domain(conn: sqlite3.Connection, host: str, account_id: int, created_at: str) -> bool:
+    """Connect a host to an account; False when another account already has it."""
+    with transaction(conn):
+        owner = conn.execute("SELECT account_id FROM domains WHERE host = ?", (host,)).fetchone()
+        if owner is not None:
+            return owner["account_id"] == account_id
+        conn.execute(
+            "INSERT INTO domains (host, account_id, created_at) VALUES (?, ?, ?)",
+            (host, account_id, created_at),
+        )
+    return True
+
+
+def all_domains(conn: sqlite3.Connection) -> dict[str, int]:
+    """Every connected custom domain (lower-case host) → its account id."""
+    return {row["host"].lower(): row["account_id"]
+            for row in conn.execute("SELECT host, account_id FROM domains")}
+
+
+def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
+    """A server-wide setting, created once (first writer wins across processes)."""
+    row = conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
+    if row is not None:
+        return row["value"]
+    conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                 (name, default_factory()))
+    return conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()["value"]
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """Changes when another connection (e.g. the CLI) commits to the file."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def ping(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1").fetchone()[0] == 1

@@ -1,0 +1,123 @@
+"""SQL for links: create, find, list, change, delete, and the daily creation count."""
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from shortlink.storage.database import transaction
+
+_LIST_ORDER = "ORDER BY created_at DESC, id DESC"
+
+
+class CodeTaken(Exception):
+    """The short code is already used by another link."""
+
+
+class DailyLimitReached(Exception):
+    pass
+
+
+def insert_link(conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_limit: int,
+                fetch_title_at_ms: int | None) -> sqlite3.Row:
+    """Insert a link, counting it against the account's daily limit, in one transaction.
+
+    Raises CodeTaken when the code exists (the UNIQUE index decides, so of two
+    concurrent creates of one code exactly one wins) and DailyLimitReached.
+    """
+    with transaction(conn):
+        created = conn.execute(
+            "SELECT created FROM link_creations WHERE account_id = ? AND day = ?",
+            (row["account_id"], day),
+        ).fetchone()
+        if created is not None and created[0] >= daily_limit:
+            raise DailyLimitReached
+        columns = ", ".join(row)
+        try:
+            cursor = conn.execute(
+                f"INSERT INTO links ({columns}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "short_code" in str(exc):
+                raise CodeTaken from None
+            raise
+        conn.execute(
+            "INSERT INTO link_creations (account_id, day, created) VALUES (?, ?, 1)"
+            " ON CONFLICT (account_id, day) DO UPDATE SET created = created + 1",
+            (row["account_id"], day),
+        )
+        if fetch_title_at_ms is not None:
+            conn.execute("INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)",
+                         (cursor.lastrowid, fetch_title_at_ms))
+    return link_by_rowid(conn, cursor.lastrowid)
+
+
+def link_by_rowid(conn: sqlite3.Connection, link_id: int) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+
+
+def link_of_account(conn: sqlite3.Connection, account_id: int, public_id: str) -> sqlite3.Row | None:
+    return conn.execute(
+        "SELECT * FROM links WHERE public_id = ? AND account_id = ?", (public_id, account_id)
+    ).fetchone()
+
+
+def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM links WHERE short_code = ?", (code,)).fetchone()
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit: int,
+               search: str | None, short_code: str | None, platform: str | None,
+               is_active: bool | None) -> tuple[list[sqlite3.Row], int]:
+    """One page of the account's links, newest first, and the total matching."""
+    where, params = ["account_id = ?"], [account_id]
+    if search:
+        # LIKE wildcards typed by the user are literal; LIKE is case-insensitive for ASCII.
+        pattern = f"%{_escape_like(search)}%"
+        where.append("(original_url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\'"
+                     " OR short_code LIKE ? ESCAPE '\\')")
+        params += [pattern, pattern, pattern]
+    if short_code is not None:
+        where.append("short_code = ?")
+        params.append(short_code)
+    if platform is not None:
+        where.append("platform = ?")
+        params.append(platform)
+    if is_active is not None:
+        where.append("is_active = ?")
+        params.append(int(is_active))
+    condition = " AND ".join(where)
+    total = conn.execute(f"SELECT count(*) FROM links WHERE {condition}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT * FROM links WHERE {condition} {_LIST_ORDER} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return rows, total
+
+
+def update_link(conn: sqlite3.Connection, link_id: int, changes: dict[str, Any]) -> sqlite3.Row | None:
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    conn.execute(f"UPDATE links SET {assignments} WHERE id = ?", (*changes.values(), link_id))
+    return link_by_rowid(conn, link_id)
+
+
+def delete_link(conn: sqlite3.Connection, link_id: int) -> None:
+    """The link, its clicks and its rollups go together (ON DELETE CASCADE)."""
+    with transaction(conn):
+        conn.execute("DELETE FROM links WHERE id = ?", (link_id,))
+
+
+def links_created_on(conn: sqlite3.Connection, account_id: int, day: str) -> int:
+    row = conn.execute("SELECT created FROM link_creations WHERE account_id = ? AND day = ?",
+                       (account_id, day)).fetchone()
+    return row[0] if row else 0
+
+
+def primary_domain(conn: sqlite3.Connection, account_id: int) -> str | None:
+    row = conn.execute("SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host LIMIT 1",
+                       (account_id,)).fetchone()
+    return row[0] if row else None

@@ -1,0 +1,21 @@
+"""Time in one format everywhere: aware UTC datetimes, ISO 8601 text ending in Z."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(moment: datetime) -> str:
+    """'2026-01-02T03:04:05.678Z': millisecond precision, sortable as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def from_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def day_of(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d")

@@ -1,0 +1,50 @@
+"""The Litestar application: the API under /api/v1, the visitor routes, /healthz."""
+from __future__ import annotations
+
+from litestar import Litestar, Router
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+
+from shortlink.config import Config
+from shortlink.services import Services
+from shortlink.web.account import AccountController
+from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
+from shortlink.web.errors import handle_exception
+from shortlink.web.health import healthz
+from shortlink.web.links import LinkController, provide_owner
+
+API_CONTROLLERS = [AccountController, LinkController]
+MAX_BODY_BYTES = 64 * 1024
+
+
+def create_app(config: Config) -> Litestar:
+    services = Services(config)
+    api = Router(
+        path="/api/v1",
+        route_handlers=API_CONTROLLERS,
+        guards=[api_guard],
+        middleware=[rate_limit_headers_middleware],
+        dependencies={
+            "principal": Provide(provide_principal, sync_to_thread=False),
+            "owner": Provide(provide_owner, sync_to_thread=False),
+        },
+        security=[{"bearerAuth": []}],
+    )
+    return Litestar(
+        route_handlers=[api, healthz],
+        dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
+        state=State({"services": services}),
+        lifespan=[services.lifespan],
+        exception_handlers={Exception: handle_exception},
+        request_max_body_size=MAX_BODY_BYTES,
+        openapi_config=OpenAPIConfig(
+            title="shortlink API", version="1.0.0", path="/api/v1/schema",
+            components=Components(security_schemes={
+                "bearerAuth": SecurityScheme(type="http", scheme="bearer",
+                                             description="Authorization: Bearer sl_live_<32 characters>"),
+            }),
+        ),
+        debug=False,
+    )

@@ -1,0 +1,81 @@
+"""The one exception handler: every error leaves as {"error": {"code", "message"}}."""
+from __future__ import annotations
+
+import logging
+
+import msgspec
+from litestar import MediaType, Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    MethodNotAllowedException,
+    NotFoundException,
+    ValidationException,
+)
+
+from shortlink.errors import ShortlinkError
+
+log = logging.getLogger("shortlink")
+
+
+class ErrorDetail(msgspec.Struct):
+    code: str
+    message: str
+
+
+class ErrorBody(msgspec.Struct):
+    error: ErrorDetail
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        content=msgspec.json.encode(ErrorBody(ErrorDetail(code, message))),
+        status_code=status,
+        media_type=MediaType.JSON,
+        headers=headers,
+    )
+
+
+def _camel(name: str) -> str:
+    # The API's names are camelCase; Litestar reports the Python parameter name.
+    head, *rest = str(name).split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _validation_message(exc: ValidationException) -> str:
+    """Litestar lists the failures in `extra`; name each parameter or field."""
+    parts = []
+    for item in exc.extra if isinstance(exc.extra, list) else []:
+        if not isinstance(item, dict):
+            continue
+        key, message = item.get("key"), str(item.get("message", "invalid value"))
+        if " - at `$." in message:  # msgspec body errors: "... - at `$.title`"
+            message, _, path = message.partition(" - at `$.")
+            key = path.rstrip("`")
+        elif " - at `$`" in message:
+            message = message.replace(" - at `$`", "")
+        if "unknown field `" in message:
+            key = message.split("unknown field `", 1)[1].split("`", 1)[0]
+            message = "unknown field; it cannot be set here"
+        parts.append(f"{_camel(key)}: {message}" if key else message)
+    detail = exc.detail if exc.detail and not exc.detail.startswith("Validation failed") else ""
+    return "; ".join(parts) or detail or "Invalid request"
+
+
+def handle_exception(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, ShortlinkError):
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+    if isinstance(exc, ValidationException):
+        return error_response(400, "VALIDATION_ERROR", _validation_message(exc))
+    if isinstance(exc, NotFoundException):
+        return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
+    if isinstance(exc, MethodNotAllowedException):
+        return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}",
+                              exc.headers)
+    if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
+        # Body too large (413), wrong content type (415), malformed JSON (400)...
+        message = exc.detail or "Invalid request"
+        if exc.status_code == 413:
+            message = "Request body too large"
+        return error_response(exc.status_code, "VALIDATION_ERROR", message, exc.headers)
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "INTERNAL", "Unexpected server error; it has been logged")

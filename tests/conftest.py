@@ -1,0 +1,96 @@
+"""Fixtures: a real temporary SQLite file and the real app over it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from litestar.testing import TestClient
+
+from shortlink import accounts
+from shortlink.config import Config, load_config
+from shortlink.storage import connect
+from shortlink.web.app import create_app
+
+SHORT_HOST = "https://sho.rt"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "shortlink.db"
+
+
+@pytest.fixture
+def make_config(db_path: Path, tmp_path: Path) -> Callable[..., Config]:
+    """Config for a test: overrides as section_key=value, e.g. limits_links_per_day=3."""
+    def make(**overrides) -> Config:
+        settings = {"storage_path": str(db_path), "links_short_host": SHORT_HOST,
+                    "fetcher_enabled": False, **overrides}
+        empty = tmp_path / "shortlink.toml"
+        empty.touch()
+        return load_config(empty, environ={}, **settings)
+    return make
+
+
+@pytest.fixture
+def config(make_config) -> Config:
+    return make_config()
+
+
+@pytest.fixture
+def make_client(make_config) -> Iterator[Callable[..., TestClient]]:
+    """Start the real app (lifespan included) with config overrides."""
+    clients: list[TestClient] = []
+
+    def make(**overrides) -> TestClient:
+        client = TestClient(app=create_app(make_config(**overrides)))
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in reversed(clients):
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def client(make_client) -> TestClient:
+    return make_client()
+
+
+@pytest.fixture
+def conn(db_path: Path):
+    """A second connection to the same file, as the CLI would have."""
+    connection = connect(db_path)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def new_key(conn) -> Callable[..., str]:
+    """Create an account (Pro active) and an API key; returns the key."""
+    def make(email: str = "owner@example.com", name: str | None = None) -> str:
+        return accounts.create_key(conn, email, name).key
+    return make
+
+
+@pytest.fixture
+def api_key(new_key) -> str:
+    return new_key()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def auth(api_key) -> dict[str, str]:
+    return bearer(api_key)
+
+
+def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """The real `shortlink` command in a separate process."""
+    return subprocess.run([sys.executable, "-m", "shortlink", *args], capture_output=True,
+                          text=True, check=check, timeout=60)

@@ -1,0 +1,70 @@
+from pathlib import Path
+
+import pytest
+
+from shortlink.config import ConfigError, load_config
+from tests.conftest import run_cli
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "shortlink.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_a_file_match_the_contract(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(environ={})
+    assert (config.server.host, config.server.port) == ("127.0.0.1", 8000)
+    assert config.storage.path == "data/shortlink.db"
+    assert config.limits.requests_per_minute == 60 and config.limits.links_per_day == 1000
+    assert config.network.trusted_proxies == []
+    assert config.fetcher.enabled is True and config.fetcher.allow_private_addresses is False
+    assert config.short_host == "http://127.0.0.1:8000"
+
+
+def test_the_shipped_shortlink_toml_loads_and_equals_the_defaults(monkeypatch):
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)
+    assert load_config(repo / "shortlink.toml", environ={}) == load_config(environ={}, )
+
+
+def test_file_values_and_environment_overrides(tmp_path):
+    path = write(tmp_path, '[server]\nport = 9001\n[links]\nshort_host = "https://sho.rt/"\n')
+    config = load_config(path, environ={
+        "SHORTLINK_STORAGE_PATH": "/srv/x.db",
+        "SHORTLINK_LIMITS_REQUESTS_PER_MINUTE": "5",
+        "SHORTLINK_NETWORK_TRUSTED_PROXIES": "127.0.0.0/8, 10.0.0.0/8",
+        "SHORTLINK_FETCHER_ENABLED": "false",
+        "SHORTLINK_FETCHER_TIMEOUT_SECONDS": "2.5",
+    })
+    assert config.server.port == 9001
+    assert config.short_host == "https://sho.rt"
+    assert config.storage.path == "/srv/x.db"
+    assert config.limits.requests_per_minute == 5
+    assert config.network.trusted_proxies == ["127.0.0.0/8", "10.0.0.0/8"]
+    assert config.fetcher.enabled is False and config.fetcher.timeout_seconds == 2.5
+
+
+@pytest.mark.parametrize(("text", "env", "names"), [
+    ("[server]\nport = 'eighty'\n", {}, "[server] port"),
+    ("[server]\nportt = 80\n", {}, "portt"),
+    ("[nosuch]\nkey = 1\n", {}, "nosuch"),
+    ('[network]\ntrusted_proxies = ["10.0.0.0/33"]\n', {}, "trusted_proxies"),
+    ("", {"SHORTLINK_LIMITS_LINKS_PER_DAY": "many"}, "links_per_day"),
+    ("", {"SHORTLINK_SERVER_PORT": "0"}, "port"),
+    ("[server\n", {}, "not valid TOML"),
+])
+def test_bad_configuration_is_one_line_naming_the_key(tmp_path, text, env, names):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text), environ=env)
+    message = str(caught.value)
+    assert names in message and "\n" not in message
+
+
+def test_bad_configuration_stops_the_cli_without_a_traceback(tmp_path):
+    path = write(tmp_path, "[server]\nport = 'x'\n")
+    result = run_cli("key", "list", "--email", "a@b.c", "--config", str(path), check=False)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "[server] port" in result.stderr

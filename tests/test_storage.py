@@ -1,0 +1,69 @@
+import sqlite3
+
+import sqlite_utils
+
+from shortlink.storage import Database, connect
+from shortlink.storage.database import migrations
+
+
+def test_migrations_create_every_table_on_an_empty_file(db_path):
+    conn = connect(db_path)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    assert version == migrations()[-1][0]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    conn.close()
+    tables = set(sqlite_utils.Database(db_path).table_names())
+    assert {"accounts", "subscriptions", "api_keys", "links", "clicks", "domains",
+            "pending_fetches", "visitor_keys"} <= tables
+
+
+def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migrations(db_path):
+    conn = connect(db_path)
+    conn.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
+    conn.close()
+    # Pretend the file was made by a version that had only the first migration.
+    raw = sqlite3.connect(db_path)
+    raw.execute("PRAGMA user_version = 1")
+    raw.close()
+    if len(migrations()) > 1:
+        # Tables of later migrations already exist, so re-applying them would fail;
+        # drop them to simulate the old file exactly.
+        raw = sqlite3.connect(db_path)
+        for _, _, sql in migrations()[1:]:
+            for name in _created_objects(sql):
+                raw.execute(f"DROP {name[0]} IF EXISTS {name[1]}")
+        raw.close()
+    conn = connect(db_path)
+    assert conn.execute("SELECT email FROM accounts").fetchone()[0] == "a@b.c"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations()[-1][0]
+    conn.close()
+    # Connecting again applies nothing and changes nothing.
+    conn = connect(db_path)
+    assert conn.execute("SELECT count(*) FROM accounts").fetchone()[0] == 1
+    conn.close()
+
+
+def _created_objects(sql: str) -> list[tuple[str, str]]:
+    found = []
+    for line in sql.splitlines():
+        words = line.replace("(", " ").split()
+        if len(words) >= 3 and words[0].upper() == "CREATE":
+            kind = words[1].upper() if words[1].upper() != "UNIQUE" else "INDEX"
+            name = words[2] if words[2].upper() not in ("IF", "INDEX") else words[-1]
+            if kind in ("TABLE", "INDEX", "TRIGGER", "VIEW"):
+                found.append((kind, name))
+    return list(reversed(found))
+
+
+async def test_database_runs_functions_on_its_own_connection(db_path):
+    db = Database(db_path)
+    try:
+        def insert_and_count(conn, email):
+            conn.execute("INSERT INTO accounts (public_id, email, created_at) VALUES (?, ?, 'now')",
+                         (f"usr_{email}", email))
+            return conn.execute("SELECT count(*) FROM accounts").fetchone()[0]
+        assert await db.run(insert_and_count, "a@b.c") == 1
+        assert await db.run(insert_and_count, "d@e.f") == 2
+    finally:
+        db.close()
