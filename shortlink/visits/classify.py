@@ -1,0 +1,123 @@
+"""Who is visiting a short URL, decided from the request headers alone.
+
+One pure function, memoised because it runs on every redirect. The order
+matters (see the deep-link reference): link-preview fetchers first (their
+agents contain words like "facebook" and "WhatsApp"), then in-app browsers
+(crawlerdetect would call the WhatsApp in-app browser a bot), then generic
+crawlers, then the operating system and the browser family.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import msgspec
+from crawlerdetect import CrawlerDetect
+
+# Link-preview fetchers and other agents that never are a person, checked before
+# anything else. Maintained by hand: add a token when a new previewer shows up.
+PREVIEW_AGENTS = (
+    "facebookexternalhit", "facebookcatalog", "meta-externalagent", "meta-externalfetcher",
+    "Facebot", "Twitterbot", "Slackbot", "Slack-ImgProxy", "Discordbot",
+    "^WhatsApp/",           # the preview fetcher ("WhatsApp/2.23.20.0 A"); not the in-app browser
+    "TelegramBot", "LinkedInBot", "Applebot", "iframely", "Embedly", "SkypeUriPreview",
+    "Pinterestbot", "redditbot", "Mastodon/", "Pleroma", "Akkoma", "Google-PageRenderer",
+    "vkShare", "Bluesky Cardyb", "Snap URL Preview Service", "KakaoTalk-Scrap",
+    "Yahoo Link Preview", "Discourse Forum Onebox", "MicrosoftPreview", "HeadlessChrome",
+    "Google-InspectionTool",
+)
+_PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
+
+# In-app browsers (name, token), most specific first: Messenger before Facebook,
+# Threads ("Barcelona") before Instagram. Case-sensitive on purpose ("Line/" vs "Linux").
+IN_APP_TOKENS = (
+    ("messenger", r"FBAN/Messenger|FB_IAB/MESSENGER"),
+    ("facebook", r"FBAN/|FBAV/|FB_IAB/|MetaIAB Facebook"),
+    ("threads", r"\bBarcelona \d"),
+    ("instagram", r"\bInstagram \d"),
+    ("tiktok", r"musical_ly|BytedanceWebview|\bTikTok\b"),
+    ("linkedin", r"LinkedInApp"),
+    ("snapchat", r"Snapchat/"),
+    ("whatsapp", r"WhatsApp/|WAiOS/|WA4A/"),
+    ("line", r"\bLine/\d"),
+    ("wechat", r"MicroMessenger/"),
+    ("twitter", r"Twitter for iP|TwitterAndroid"),
+    ("reddit", r"\bReddit/Version"),
+)
+_IN_APP = tuple((name, re.compile(token)) for name, token in IN_APP_TOKENS)
+
+_OS = (
+    ("iOS", re.compile(r"iPhone|iPod|iPad")),
+    ("Android", re.compile(r"Android")),
+    ("Windows", re.compile(r"Windows")),
+    ("ChromeOS", re.compile(r"CrOS")),
+    ("macOS", re.compile(r"Macintosh|Mac OS X")),  # iPadOS "request desktop site" lands here
+    ("Linux", re.compile(r"Linux|X11")),
+)
+_BROWSERS = (
+    ("samsung", re.compile(r"SamsungBrowser/")),
+    ("firefox", re.compile(r"Firefox/|FxiOS/")),
+    ("edge", re.compile(r"Edg/|EdgA/|EdgiOS/|Edge/")),
+    ("opera", re.compile(r"OPR/|OPT/|OPiOS/|Opera")),
+    # Chromium-based browsers and WebViews that do not handle intents like Chrome.
+    ("other", re.compile(r"; wv\)|Version/4\.0 Chrome/|UCBrowser|MiuiBrowser|HuaweiBrowser|"
+                         r"YaBrowser|Puffin|HeyTapBrowser|VivoBrowser|DuckDuckGo/")),
+    ("chrome", re.compile(r"Chrome/|CriOS/|Chromium/")),
+    ("safari", re.compile(r"Safari/")),
+)
+# The browser families the Android rules tell apart.
+_ANDROID_BROWSERS = frozenset({"chrome", "firefox", "samsung"})
+
+_CRAWLERS = CrawlerDetect()
+
+
+class Visitor(msgspec.Struct, frozen=True):
+    kind: str = "desktop"      # bot | desktop | ios | android
+    os: str = "other"          # iOS | Android | Windows | macOS | ChromeOS | Linux | other
+    browser: str = "other"     # chrome | firefox | samsung | safari | edge | opera | other
+    in_app: str | None = None  # instagram, facebook, messenger, threads, tiktok, ...
+    is_bot: bool = False
+
+
+def _client_hint(value: str) -> str:
+    return value.strip().strip('"').lower()
+
+
+def _os_of(user_agent: str, ch_platform: str, ch_mobile: str) -> str:
+    hinted = _client_hint(ch_platform)
+    # Chromium sends these hints even when its user agent is reduced or "desktop site".
+    if hinted == "android":
+        return "Android"
+    if hinted == "ios":
+        return "iOS"
+    os = next((name for name, pattern in _OS if pattern.search(user_agent)), "other")
+    if os == "Linux" and not hinted and ch_mobile.strip() == "?1":
+        return "Android"
+    return os
+
+
+def _browser_of(user_agent: str, os: str) -> str:
+    browser = next((name for name, pattern in _BROWSERS if pattern.search(user_agent)), "other")
+    if os == "Android" and browser not in _ANDROID_BROWSERS:
+        return "other"
+    return browser
+
+
+def _kind_of(os: str) -> str:
+    return {"iOS": "ios", "Android": "android"}.get(os, "desktop")
+
+
+@lru_cache(maxsize=4096)
+def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Visitor:
+    """The visitor class of a request. An empty user agent counts as a bot (a script)."""
+    if not user_agent.strip() or _PREVIEW.search(user_agent):
+        return Visitor(kind="bot", is_bot=True)
+    os = _os_of(user_agent, ch_platform, ch_mobile)
+    browser = _browser_of(user_agent, os)
+    if os in ("iOS", "Android"):
+        in_app = next((name for name, pattern in _IN_APP if pattern.search(user_agent)), None)
+        if in_app is not None:
+            return Visitor(kind=_kind_of(os), os=os, browser=browser, in_app=in_app)
+    if _CRAWLERS.is_crawler(user_agent):
+        return Visitor(kind="bot", is_bot=True)
+    return Visitor(kind=_kind_of(os), os=os, browser=browser)

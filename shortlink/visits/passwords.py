@@ -1,0 +1,38 @@
+"""Remembering a correct link password: a signed cookie scoped to that link.
+
+The signature covers the link, the expiry and the current password hash, so
+changing or removing the password ends every remembered entry.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+
+REMEMBER_SECONDS = 12 * 3600
+
+
+def cookie_name(code: str) -> str:
+    return "sl_pass_" + hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+def _signature(secret: bytes, link_public_id: str, password_hash: str, expires: int) -> str:
+    message = f"{link_public_id}|{password_hash}|{expires}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def make_cookie_value(secret: bytes, link_public_id: str, password_hash: str,
+                      now: float | None = None) -> str:
+    expires = int((now or time.time()) + REMEMBER_SECONDS)
+    return f"{expires}.{_signature(secret, link_public_id, password_hash, expires)}"
+
+
+def cookie_is_valid(secret: bytes, link_public_id: str, password_hash: str, value: str | None,
+                    now: float | None = None) -> bool:
+    if not value or "." not in value:
+        return False
+    expires_text, _, signature = value.partition(".")
+    if not expires_text.isdigit() or int(expires_text) < (now or time.time()):
+        return False
+    expected = _signature(secret, link_public_id, password_hash, int(expires_text))
+    return hmac.compare_digest(signature, expected)

@@ -1,0 +1,172 @@
+"""The visitor pages: complete, self-contained, escaped, and allowed by their own CSP."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from shortlink.visits import pages
+from shortlink.visits.appurls import Plan
+
+HOSTILE_TITLES = ["</script><script>alert(1)</script>", '"><img src=x onerror=alert(1)>',
+                  "<!-- x", "Tom & Jerry's <b>"]
+IOS_PLAN = Plan("ios", "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+                "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ")
+IN_APP_PLAN = Plan("in_app", "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+                   "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ",
+                   "x-safari-https://sho.rt/l/abc?iab=1")
+VOID = {"meta", "input", "br", "img", "link"}
+
+
+class Page(HTMLParser):
+    """Tags, attributes, script and style text of a document, checking nesting."""
+
+    def __init__(self, document: str):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self.styles: list[str] = []
+        self.text: list[str] = []
+        self.anchors: list[tuple[str, str]] = []     # (href, label)
+        self._raw: tuple[str, dict] | None = None
+        self.feed(document)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in VOID:
+            self.stack.append(tag)
+        if tag in ("script", "style"):
+            self._raw = (tag, dict(attrs))
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, (tag, self.stack)
+        self.stack.pop()
+        self._raw = None
+
+    def handle_data(self, data):
+        if self._raw and self._raw[0] == "script":
+            self.scripts.append((self._raw[1], data))
+        elif self._raw:
+            self.styles.append(data)
+        else:
+            self.text.append(data)
+            if self.stack and self.stack[-1] == "a":
+                self.anchors.append((self.tags[-1][1]["href"], data))
+
+
+def all_pages(title: str | None = "A title") -> dict[str, str]:
+    return {
+        "not_found": pages.not_found_page(), "paused": pages.paused_page(),
+        "expired": pages.expired_page(), "password": pages.password_page(),
+        "password_error": pages.password_page("Wrong <password>"),
+        "too_many": pages.too_many_attempts_page(42),
+        "ios": pages.ios_page(IOS_PLAN, title), "in_app": pages.in_app_page(IN_APP_PLAN, title),
+    }
+
+
+def csp_sources(directive: str) -> list[str]:
+    policy = dict(part.strip().split(" ", 1) for part in pages.PAGE_HEADERS["Content-Security-Policy"].split(";"))
+    return policy[directive].split()
+
+
+def sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@pytest.mark.parametrize("name", list(all_pages()))
+def test_every_page_is_a_complete_self_contained_document(name):
+    document = all_pages()[name]
+    assert document.startswith("<!doctype html><html lang=\"en\">") and document.endswith("</html>")
+    page = Page(document)
+    assert page.stack == []                                  # every element closed
+    tags = [tag for tag, _ in page.tags]
+    assert tags[:3] == ["html", "head", "meta"] and tags.count("title") == 1 and "body" in tags
+    assert any(tag == "meta" and attrs.get("name") == "viewport" for tag, attrs in page.tags)
+    assert "shortlink" in "".join(page.text)
+    # No external assets: nothing loads from anywhere, every script is inline.
+    assert not any(tag in ("link", "img", "iframe") or "src" in attrs for tag, attrs in page.tags)
+    # Everything inline is allowed by the policy's hashes, and nothing else is.
+    assert [sha256(style) for style in page.styles] == csp_sources("style-src")
+    for attrs, source in page.scripts:
+        if attrs.get("type") != "application/json":
+            assert sha256(source) in csp_sources("script-src")
+    assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
+    assert "style=" not in document
+
+
+def test_headers_forbid_caching_indexing_framing_and_foreign_content():
+    headers = pages.PAGE_HEADERS
+    assert headers["Cache-Control"] == "no-store" and headers["X-Robots-Tag"] == "noindex"
+    assert "User-Agent" in headers["Vary"]
+    policy = headers["Content-Security-Policy"]
+    for directive in ("default-src 'none'", "form-action 'self'", "base-uri 'none'",
+                      "frame-ancestors 'none'"):
+        assert directive in policy
+    assert "unsafe-inline" not in csp_sources("script-src") and "Referrer-Policy" in headers
+
+
+@pytest.mark.parametrize("title", HOSTILE_TITLES)
+def test_hostile_titles_are_escaped(title):
+    for name in ("ios", "in_app"):
+        document = all_pages(title)[name]
+        assert title not in document
+        page = Page(document)
+        assert title in "".join(page.text)                   # shown as text, not markup
+        assert [tag for tag, _ in page.tags].count("script") == (2 if name == "ios" else 0)
+        assert not any(tag == "img" for tag, _ in page.tags)
+
+
+def test_hostile_urls_cannot_leave_the_json_block_or_an_attribute():
+    hostile = 'https://example.com/</script><script>alert(1)</script>?a="b"&c=<d>'
+    document = pages.ios_page(Plan("ios", hostile, "youtube://x/</script>"), None)
+    page = Page(document)
+    data_blocks = [source for attrs, source in page.scripts if attrs.get("type") == "application/json"]
+    assert len(data_blocks) == 1 and "<" not in data_blocks[0] and "&" not in data_blocks[0]
+    assert json.loads(data_blocks[0]) == {"app": "youtube://x/</script>", "fallback": hostile,
+                                          "delay": pages.FALLBACK_DELAY_MS}
+    assert [href for href, _ in page.anchors] == ["youtube://x/</script>", hostile]
+    assert pages.script_json({"u": "</script>&"}) == '{"u": "\\u003c/script\\u003e\\u0026"}'
+
+
+def test_ios_page_tries_the_app_once_and_falls_back_unless_hidden():
+    page = Page(pages.ios_page(IOS_PLAN, "Rick"))
+    assert page.anchors == [(IOS_PLAN.app_url, "Open in app"), (IOS_PLAN.location, "Continue to website")]
+    script = next(source for attrs, source in page.scripts if "type" not in attrs)
+    assert "visibilitychange" in script and "pagehide" in script and "location.replace" in script
+    assert script.count("location.href=") == 1 and "setInterval" not in script
+    assert pages.FALLBACK_DELAY_MS == 2500
+
+
+def test_in_app_page_offers_app_browser_and_continue():
+    page = Page(pages.in_app_page(IN_APP_PLAN, None))
+    assert page.anchors == [(IN_APP_PLAN.app_url, "Open in app"),
+                            (IN_APP_PLAN.escape_url, "Open in browser"), (IN_APP_PLAN.location, "Continue")]
+    without_escape = Page(pages.in_app_page(Plan("in_app", IN_APP_PLAN.location, IN_APP_PLAN.app_url), None))
+    assert without_escape.anchors == [(IN_APP_PLAN.app_url, "Open in app"), (IN_APP_PLAN.location, "Continue")]
+
+
+def test_password_page_posts_to_the_same_url_and_reveals_nothing():
+    page = Page(pages.password_page("That password is not right <b>"))
+    form = next(attrs for tag, attrs in page.tags if tag == "form")
+    assert form == {"method": "post"}                        # same URL, query (utm) included
+    field = next(attrs for tag, attrs in page.tags if tag == "input")
+    assert field["name"] == "password" and field["type"] == "password"
+    assert "That password is not right <b>" in page.text
+    assert not any(tag == "b" for tag, _ in page.tags)
+    assert "role=\"alert\"" not in pages.password_page()
+
+
+def test_too_many_attempts_says_when_to_retry():
+    assert "42 seconds" in pages.too_many_attempts_page(42)
+    assert "3 minutes" in pages.too_many_attempts_page(150)
+
+
+def test_pages_are_small():
+    assert all(len(document.encode()) < 4096 for document in all_pages().values())
+    assert re.search(r"<title>Link not found · shortlink</title>", pages.not_found_page())
