@@ -1,0 +1,163 @@
+"""The click writer: an in-memory queue filled by visits, flushed in batches by one task.
+
+`record()` only appends to a deque, so a visit never waits for the database. A
+background task writes what is queued every `flush_interval_ms`, or sooner when
+`batch_size` clicks are waiting, one transaction per batch: enrichment (user
+agent labels, referrer host, country, visitor hash), raw rows, link counters
+and rollups together. A failed write keeps its clicks queued for the next try;
+`stop()` writes everything still queued.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from itertools import islice
+
+from shortlink.config import ClicksConfig
+from shortlink.storage import Database
+from shortlink.storage import clicks as click_store
+from shortlink.storage.database import transaction
+from shortlink.visits import enrich
+from shortlink.visits.click import Click
+
+log = logging.getLogger("shortlink.clicks")
+
+DAY_MS = 86_400_000
+# Visitor keys of today and the two days before stay stored (a click may be
+# written a little after midnight); older keys are deleted.
+KEY_DAYS_KEPT = 3
+# Writes tried at shutdown before giving up (a stop must end even on a broken disk).
+STOP_ATTEMPTS = 5
+
+
+def day_of_ms(ts: int) -> str:
+    return datetime.fromtimestamp(ts // DAY_MS * 86_400, UTC).strftime("%Y-%m-%d")
+
+
+class ClickRecorder:
+    def __init__(self, db: Database, config: ClicksConfig, clock: Callable[[], float] = time.time):
+        self.db, self.config, self.clock = db, config, clock
+        self.written = 0
+        self.dropped = 0
+        self.last_flush_at = time.monotonic()
+        self._queue: deque[Click] = deque()
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task | None = None
+        self._overflow_logged = False
+        self._days: dict[int, str] = {}
+        # Keys for clicks dated before the stored keys' window (demo data): memory only.
+        self._old_day_keys: dict[str, bytes] = {}
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def record(self, click: Click) -> None:
+        """Queue a click; O(1), never blocks. A full queue drops the click and counts it."""
+        if len(self._queue) >= self.config.queue_size:
+            self.dropped += 1
+            if not self._overflow_logged:
+                self._overflow_logged = True
+                log.warning("click queue full (%d): dropping clicks", self.config.queue_size)
+            return
+        self._queue.append(click)
+        if len(self._queue) >= self.config.batch_size:
+            self._wake.set()
+
+    async def start(self) -> None:
+        await asyncio.to_thread(enrich.warm_up)
+        self.last_flush_at = time.monotonic()
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """End the writer task, then write everything still queued."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for attempt in range(1, STOP_ATTEMPTS + 1):
+            try:
+                await self.flush()
+                return
+            except (sqlite3.Error, OSError):
+                log.exception("could not write %d queued clicks (attempt %d of %d)",
+                              len(self._queue), attempt, STOP_ATTEMPTS)
+                await asyncio.sleep(self.config.flush_interval_ms / 1000)
+        log.error("stopping with %d clicks unwritten", len(self._queue))
+
+    async def flush(self) -> int:
+        """Write every queued click, batch by batch; returns how many were taken off the queue."""
+        taken = 0
+        async with self._lock:
+            while self._queue:
+                batch = list(islice(self._queue, self.config.batch_size))
+                await self.db.run(self._write, batch)
+                # Only the writer removes from the left, so these are exactly `batch`.
+                for _ in range(len(batch)):
+                    self._queue.popleft()
+                taken += len(batch)
+                self.last_flush_at = time.monotonic()
+                self._overflow_logged = False
+        return taken
+
+    async def _run(self) -> None:
+        interval = self.config.flush_interval_ms / 1000
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), interval)
+            self._wake.clear()
+            if not self._queue:
+                self.last_flush_at = time.monotonic()   # idle is healthy
+                continue
+            try:
+                # Shielded: a write already on the database thread completes even if
+                # stop() cancels this task, so its clicks leave the queue exactly once.
+                await asyncio.shield(self.flush())
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the clicks stay queued; try again next tick
+                log.exception("could not write %d queued clicks; will retry", len(self._queue))
+
+    def _write(self, conn: sqlite3.Connection, batch: list[Click]) -> None:
+        """On the database thread: enrich and store one batch in one transaction."""
+        now_ms = int(self.clock() * 1000)
+        oldest_kept = day_of_ms(now_ms - (KEY_DAYS_KEPT - 1) * DAY_MS)
+        days = [self._day(click.ts) for click in batch]
+        with transaction(conn):
+            keys = click_store.day_keys(conn, {day for day in days if day >= oldest_kept}, oldest_kept,
+                                        lambda: secrets.token_bytes(32))
+            live = click_store.existing_links(conn, {click.link_id for click in batch})
+            rows = []
+            for click, day in zip(batch, days, strict=True):
+                if click.link_id not in live:
+                    continue   # the link was deleted meanwhile: its history is gone anyway
+                key = keys.get(day) or self._old_day_key(day)
+                device, browser, os_family = enrich.user_agent_labels(click.user_agent)
+                rows.append(click_store.StoredClick(
+                    click.link_id, click.account_id, click.ts, day, device, browser, os_family,
+                    enrich.country_of(click.ip, click.country_hint), enrich.referrer_host(click.referrer),
+                    enrich.campaign_label(click.campaign), click.user_agent,
+                    enrich.visitor_hash(key, click.ip, click.user_agent), click.is_bot))
+            click_store.insert_clicks(conn, rows)
+        self.written += len(rows)
+
+    def _old_day_key(self, day: str) -> bytes:
+        if day not in self._old_day_keys:
+            self._old_day_keys[day] = secrets.token_bytes(32)
+        return self._old_day_keys[day]
+
+    def _day(self, ts: int) -> str:
+        number = ts // DAY_MS
+        day = self._days.get(number)
+        if day is None:
+            day = self._days[number] = day_of_ms(ts)
+        return day

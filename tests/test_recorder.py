@@ -1,0 +1,163 @@
+"""The click recorder over a real database file: batching, overflow, draining, failures, privacy."""
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from shortlink import accounts
+from shortlink.config import ClicksConfig
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import Database, connect
+from shortlink.visits.click import Click
+from shortlink.visits.recorder import ClickRecorder
+
+UA = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
+DAY_MS = 86_400_000
+
+
+@pytest.fixture
+def links(db_path) -> list[tuple[int, int]]:
+    """Two links of one account: (link id, account id)."""
+    conn = connect(db_path)
+    accounts.create_key(conn, "rec@example.com")
+    account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
+    made = []
+    for _ in range(2):
+        link = service.create_link(conn, service.Owner(account_id, "https://sho.rt"),
+                                   CreateLink(original_url="https://example.com/x", title="t"),
+                                   now=datetime.now(UTC), fetch_title=False)
+        made.append((conn.execute("SELECT id FROM links WHERE short_code = ?", (link.short_code,)).fetchone()[0],
+                     account_id))
+    conn.close()
+    return made
+
+
+@pytest.fixture
+async def database(db_path):
+    db = Database(db_path)
+    yield db
+    db.close()
+
+
+def click(link: tuple[int, int], ts: int | None = None, ip: str = "8.8.8.8", bot: bool = False) -> Click:
+    return Click(link[0], link[1], ts if ts is not None else int(time.time() * 1000), UA,
+                 "https://t.co/x", "news", ip, "", bot)
+
+
+def count(db_path, sql: str) -> int:
+    conn = connect(db_path)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+async def test_each_batch_is_one_transaction(database, db_path, links):
+    statements: list[str] = []
+    await database.run(lambda conn: conn.set_trace_callback(statements.append))
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
+    for number in range(250):
+        recorder.record(click(links[number % 2]))
+    assert await recorder.flush() == 250
+    await database.run(lambda conn: conn.set_trace_callback(None))
+    assert statements.count("BEGIN IMMEDIATE") == 3 and statements.count("COMMIT") == 3
+    assert recorder.written == 250 and recorder.pending == 0
+    assert count(db_path, "SELECT count(*) FROM clicks") == 250
+    assert count(db_path, "SELECT sum(click_count) FROM links") == 250
+    assert count(db_path, "SELECT sum(clicks) FROM link_days") == 250
+
+
+async def test_the_writer_task_flushes_on_its_own_when_a_batch_is_full(database, db_path, links):
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=50, flush_interval_ms=60_000))
+    await recorder.start()
+    for _ in range(50):
+        recorder.record(click(links[0]))
+    for _ in range(100):
+        if recorder.written == 50:
+            break
+        await asyncio.sleep(0.02)
+    assert recorder.written == 50 and count(db_path, "SELECT count(*) FROM clicks") == 50
+    await recorder.stop()
+
+
+async def test_full_queue_drops_and_counts_without_blocking(database, db_path, links):
+    recorder = ClickRecorder(database, ClicksConfig(queue_size=10, batch_size=1000, flush_interval_ms=60_000))
+    started = time.perf_counter()
+    for _ in range(25):
+        recorder.record(click(links[0]))
+    assert time.perf_counter() - started < 0.05
+    assert recorder.pending == 10 and recorder.dropped == 15
+    await recorder.flush()
+    assert count(db_path, "SELECT count(*) FROM clicks") == 10
+
+
+async def test_stop_writes_everything_queued(database, db_path, links):
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=7, flush_interval_ms=60_000))
+    await recorder.start()
+    for _ in range(40):
+        recorder.record(click(links[1]))
+    await recorder.stop()
+    assert recorder.pending == 0 and count(db_path, "SELECT count(*) FROM clicks") == 40
+
+
+async def test_clicks_of_a_deleted_link_are_dropped_without_failing_the_batch(database, db_path, links):
+    recorder = ClickRecorder(database, ClicksConfig())
+    for link in links * 3:
+        recorder.record(click(link))
+    conn = connect(db_path)
+    conn.execute("DELETE FROM links WHERE id = ?", (links[1][0],))
+    conn.close()
+    await recorder.flush()
+    assert recorder.pending == 0 and recorder.written == 3
+    assert count(db_path, "SELECT count(*) FROM clicks") == 3
+    assert count(db_path, f"SELECT count(*) FROM clicks WHERE link_id = {links[0][0]}") == 3
+
+
+async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links):
+    recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=20))
+    conn = connect(db_path)
+    conn.execute("ALTER TABLE clicks RENAME TO clicks_away")   # a real failure of the writer's INSERT
+    await recorder.start()
+    for _ in range(5):
+        recorder.record(click(links[0]))
+    await asyncio.sleep(0.2)
+    assert recorder.pending == 5 and recorder.written == 0          # failed, kept, task still alive
+    conn.execute("ALTER TABLE clicks_away RENAME TO clicks")
+    conn.close()
+    for _ in range(100):
+        if recorder.written == 5:
+            break
+        await asyncio.sleep(0.02)
+    assert recorder.written == 5 and recorder.pending == 0
+    await recorder.stop()
+    assert count(db_path, "SELECT count(*) FROM clicks") == 5
+    assert count(db_path, "SELECT click_count FROM links WHERE id = %d" % links[0][0]) == 5
+
+
+async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, links):
+    now = time.time()
+    database = Database(db_path)
+    recorder = ClickRecorder(database, ClicksConfig(), clock=lambda: now)
+    conn = connect(db_path)
+    conn.execute("INSERT INTO visitor_keys (day, key) VALUES ('2001-01-01', x'00')")
+    conn.close()
+    ips = ["203.0.113.77", "2001:db8:1234::77", "198.51.100.201"]
+    for ip in ips:
+        recorder.record(click(links[0], ip=ip))
+        recorder.record(click(links[0], ts=int(now * 1000) - 30 * DAY_MS, ip=ip))   # an old day
+    await recorder.flush()
+    await recorder.stop()
+    database.close()
+    data = b"".join(path.read_bytes() for path in db_path.parent.glob(db_path.name + "*"))
+    for ip in ips:
+        assert ip.encode() not in data
+        assert ip.encode("utf-16-le") not in data
+    conn = connect(db_path)
+    kept = [row[0] for row in conn.execute("SELECT day FROM visitor_keys")]
+    conn.close()
+    assert kept == [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")]   # today's only
+    assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
