@@ -1,0 +1,108 @@
+"""The queries behind the analytics endpoints: daily rollups for whole UTC days, raw clicks for the rest.
+
+A scope is one link (`LINK`, by links.id) or one account (`ACCOUNT`, by
+accounts.id). Every figure counts human clicks only (is_bot = 0). Times are Unix
+milliseconds, ranges inclusive at both ends; days are 'YYYY-MM-DD' UTC text.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from shortlink.storage.clicks import DIMENSIONS
+
+
+class Scope(NamedTuple):
+    column: str        # the clicks / rollup column naming the scope
+    days: str          # per-day table: clicks, visitors
+    dimensions: str    # per-day, per-value table
+
+
+LINK = Scope("link_id", "link_days", "link_dimensions")
+ACCOUNT = Scope("account_id", "account_days", "account_dimensions")
+
+RAW_FIELDS = ("ts", "link_id", "visitor_hash") + DIMENSIONS
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: all the queries of an answer see the same data."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def day_rows(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str,
+             last_day: str) -> list[tuple[str, int, int]]:
+    """(day, clicks, visitors) of the whole days from first_day to last_day."""
+    return conn.execute(
+        f"SELECT day, clicks, visitors FROM {scope.days} WHERE {scope.column} = ? AND day BETWEEN ? AND ?",
+        (owner, first_day, last_day)).fetchall()
+
+
+def clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str) -> int:
+    """Human clicks of the days from first_day on (all days when first_day is '')."""
+    return conn.execute(f"SELECT coalesce(sum(clicks), 0) FROM {scope.days} WHERE {scope.column} = ?"
+                        " AND day >= ?", (owner, first_day)).fetchone()[0]
+
+
+def dimension_totals(conn: sqlite3.Connection, scope: Scope, owner: int, dimension: int,
+                     first_day: str, last_day: str) -> list[tuple[str, int]]:
+    return conn.execute(
+        f"SELECT value, sum(clicks) FROM {scope.dimensions} WHERE {scope.column} = ? AND dimension = ?"
+        " AND day BETWEEN ? AND ? GROUP BY value", (owner, dimension, first_day, last_day)).fetchall()
+
+
+def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str,
+                last_day: str) -> list[tuple[int, int]]:
+    """(link id, human clicks) of the account's links over whole days."""
+    return conn.execute(
+        "SELECT link_id, sum(clicks) FROM link_days WHERE account_id = ? AND day BETWEEN ? AND ?"
+        " GROUP BY link_id", (account_id, first_day, last_day)).fetchall()
+
+
+def raw_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
+               end_ms: int) -> list[tuple]:
+    """Human clicks between two moments, as RAW_FIELDS tuples (for the partial days of a range)."""
+    return conn.execute(
+        f"SELECT {', '.join(RAW_FIELDS)} FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ?"
+        " AND is_bot = 0", (owner, start_ms, end_ms)).fetchall()
+
+
+def hourly_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
+                  end_ms: int) -> list[tuple[int, int]]:
+    """(hour number since the epoch, human clicks) between two moments."""
+    return conn.execute(
+        f"SELECT ts / 3600000 AS hour, count(*) FROM clicks WHERE {scope.column} = ?"
+        " AND ts BETWEEN ? AND ? AND is_bot = 0 GROUP BY hour", (owner, start_ms, end_ms)).fetchall()
+
+
+def recent_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int,
+                  limit: int) -> list[sqlite3.Row]:
+    """The newest human clicks between two moments, with their link's short code."""
+    return conn.execute(
+        f"SELECT c.id, l.short_code, c.device, c.browser, c.os, c.country, c.user_agent, c.ts"
+        f" FROM clicks c JOIN links l ON l.id = c.link_id WHERE c.{scope.column} = ?"
+        " AND c.ts BETWEEN ? AND ? AND c.is_bot = 0 ORDER BY c.ts DESC, c.id DESC LIMIT ?",
+        (owner, start_ms, end_ms, limit)).fetchall()
+
+
+def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tuple[int, int]:
+    """(links, active links) of the account; active = not paused and not expired."""
+    row = conn.execute(
+        "SELECT count(*), coalesce(sum(is_active = 1 AND (expires_at IS NULL OR expires_at > ?)), 0)"
+        " FROM links WHERE account_id = ?", (now_iso, account_id)).fetchone()
+    return row[0], row[1]
+
+
+def links_by_id(conn: sqlite3.Connection, link_ids: list[int]) -> dict[int, sqlite3.Row]:
+    found = {}
+    for start in range(0, len(link_ids), 500):   # stay under SQLite's bound-parameter limit
+        chunk = link_ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update((row["id"], row) for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", chunk))
+    return found
