@@ -1,0 +1,165 @@
+"""Fetching a destination page without being turned against private networks (SSRF).
+
+Every hop (the URL and each redirect) is resolved here, every address it
+resolves to is checked against the address policy, and the connection goes to
+the checked address itself: the request URL carries the IP, the Host header and
+TLS server name carry the original host. A DNS answer that changes between the
+check and the connection therefore cannot redirect the fetch.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# (address, port) → may we connect there?
+AddressPolicy = Callable[[IPAddress, int], bool]
+
+MAX_REDIRECTS = 5
+MAX_BODY_BYTES = 1024 * 1024
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class FetchError(Exception):
+    """A fetch that gave no page. `permanent` ones are not worth retrying."""
+
+    def __init__(self, reason: str, *, permanent: bool = False):
+        super().__init__(reason)
+        self.permanent = permanent
+
+
+def is_public_address(address: IPAddress) -> bool:
+    """A globally routable unicast address, also for IPv4 embedded in IPv6.
+
+    `is_global` alone lets multicast and IPv6 site-local through, so those are
+    refused explicitly; CGNAT (100.64/10) is not global.
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:      # the connection goes out over IPv4
+            return is_public_address(address.ipv4_mapped)
+        embedded = address.sixtofour
+        if embedded is None and address.teredo:
+            embedded = address.teredo[1]
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+        if embedded is not None and not is_public_address(embedded):
+            return False
+        if address.is_site_local:
+            return False
+    return address.is_global and not (
+        address.is_multicast or address.is_private or address.is_loopback
+        or address.is_link_local or address.is_reserved or address.is_unspecified
+    )
+
+
+def public_only(address: IPAddress, _port: int) -> bool:
+    return is_public_address(address)
+
+
+def any_address(_address: IPAddress, _port: int) -> bool:
+    return True
+
+
+def address_policy(allow_private_addresses: bool) -> AddressPolicy:
+    return any_address if allow_private_addresses else public_only
+
+
+async def checked_address(host: str, port: int, policy: AddressPolicy) -> IPAddress:
+    """Resolve `host`; every address must pass the policy. Returns the one to connect to."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
+        raise FetchError(f"cannot resolve {host}: {exc}") from None
+    addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    if not addresses:
+        raise FetchError(f"cannot resolve {host}")
+    for address in addresses:
+        if not policy(address, port):
+            raise FetchError(f"refused: {host} resolves to the non-public address {address}",
+                             permanent=True)
+    return addresses[0]
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    url: str               # after redirects
+    content_type: str      # the Content-Type header, parameters included
+    body: bytes            # at most MAX_BODY_BYTES
+
+
+async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPolicy,
+                     user_agent: str, refused_hosts: Collection[str] = (),
+                     max_bytes: int = MAX_BODY_BYTES) -> FetchedPage:
+    """GET an HTML page, following at most MAX_REDIRECTS redirects, each one checked.
+
+    `refused_hosts` are lower-case "host[:port]" (port only when not the default) never fetched.
+    The client must not follow redirects or use proxies itself (follow_redirects=False,
+    trust_env=False). The caller bounds the total time.
+    """
+    for _hop in range(MAX_REDIRECTS + 1):
+        try:
+            target = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise FetchError(f"invalid URL {url!r}: {exc}", permanent=True) from None
+        if target.scheme not in ("http", "https") or not target.host:
+            raise FetchError(f"not an http(s) URL: {url}", permanent=True)
+        host = target.raw_host.decode("ascii")
+        if target.netloc.decode("ascii").lower() in refused_hosts:
+            raise FetchError(f"refused: {host} is this service itself", permanent=True)
+        port = target.port or (443 if target.scheme == "https" else 80)
+        address = await checked_address(host, port, policy)
+        pinned = httpx.URL(scheme=target.scheme, host=str(address), port=target.port,
+                           raw_path=target.raw_path)
+        request = client.build_request(
+            "GET", pinned,
+            headers={"Host": target.netloc.decode("ascii"), "User-Agent": user_agent,
+                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"},
+            extensions={"sni_hostname": host} if target.scheme == "https" else {},
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise FetchError(f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+        try:
+            if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+                url = _redirect_target(url, response.headers["location"])
+                continue
+            return await _read_page(response, url, max_bytes)
+        finally:
+            await response.aclose()
+    raise FetchError(f"more than {MAX_REDIRECTS} redirects", permanent=True)
+
+
+def _redirect_target(url: str, location: str) -> str:
+    try:
+        return urljoin(url, location)
+    except ValueError as exc:
+        raise FetchError(f"invalid URL {location!r} in a redirect: {exc}", permanent=True) from None
+
+
+async def _read_page(response: httpx.Response, url: str, max_bytes: int) -> FetchedPage:
+    if not response.is_success:
+        # 4xx will not improve by asking again soon; 5xx and 429 may.
+        transient = response.status_code >= 500 or response.status_code == 429
+        raise FetchError(f"HTTP {response.status_code}", permanent=not transient)
+    content_type = response.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() not in HTML_TYPES:
+        raise FetchError(f"not HTML: {content_type or 'no Content-Type'}", permanent=True)
+    body = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) >= max_bytes:
+                break      # stop reading; closing the response drops the rest
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+    return FetchedPage(url=url, content_type=content_type, body=bytes(body[:max_bytes]))

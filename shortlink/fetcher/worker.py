@@ -1,0 +1,154 @@
+"""The background worker that fills new links' titles, descriptions and images.
+
+Pending fetches live in the database (pending_fetches), so a restart resumes
+them. A fixed number run at once; each has a total time limit; failures are
+retried with exponential backoff up to `max_attempts`, then given up with the
+reason logged (the title stays empty).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Collection
+
+import httpx
+
+from shortlink.config import FetcherConfig
+from shortlink.fetcher.network import FetchError, address_policy, fetch_html
+from shortlink.fetcher.page import parse_preview
+from shortlink.storage import Database
+from shortlink.storage import fetches as store
+
+log = logging.getLogger("shortlink.fetcher")
+
+USER_AGENT = "shortlink-preview/1.0 (+link preview fetcher of a self-hosted shortlink service)"
+RETRY_BASE_SECONDS = 30.0      # 30 s, 60 s, 120 s, ... between attempts
+IDLE_POLL_SECONDS = 10.0       # also picks up rows written by another process
+STOP_GRACE_SECONDS = 1.0
+LEASE_MARGIN_SECONDS = 60.0    # a claimed row is handed out again only this long after its timeout
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TitleFetcher:
+    def __init__(self, db: Database, config: FetcherConfig, *,
+                 on_saved: Callable[[str], None] | None = None,
+                 own_hosts: Collection[str] = (),
+                 retry_base_seconds: float = RETRY_BASE_SECONDS):
+        """`on_saved(short_code)` runs after a link got its preview (to drop cached copies);
+        `own_hosts` are this service's own "host[:port]"s, never fetched."""
+        self.db, self.config = db, config
+        self._on_saved = on_saved
+        self._refused_hosts = {host.lower() for host in own_hosts}
+        self._policy = address_policy(config.allow_private_addresses)
+        self._retry_base_seconds = retry_base_seconds
+        self._wake = asyncio.Event()
+        self._in_flight: dict[asyncio.Task, int] = {}
+        self._loop_task: asyncio.Task | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    async def start(self) -> None:
+        """Begin working through pending fetches, those left by an earlier run included."""
+        if not self.config.enabled:
+            return
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,     # redirects are followed by fetch_html, each one checked
+            trust_env=False,            # a proxy would resolve names itself, past the check
+            timeout=self.config.timeout_seconds,
+            # Connections are made to IP addresses: never reuse one for another host name
+            # (and its TLS server name) that happens to share the address.
+            limits=httpx.Limits(max_connections=self.config.concurrency, max_keepalive_connections=0),
+        )
+        self._loop_task = asyncio.create_task(self._run(), name="title-fetcher")
+
+    def notify(self) -> None:
+        """A link needing a fetch was just stored: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Give in-flight fetches a short grace period, then cancel them; their rows
+        become due again for the next start."""
+        if self._loop_task is None:
+            return
+        self._loop_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._loop_task
+        self._loop_task = None
+        if self._in_flight:
+            await asyncio.wait(list(self._in_flight), timeout=STOP_GRACE_SECONDS)
+        interrupted = [link_id for task, link_id in self._in_flight.items() if not task.done()]
+        for task in list(self._in_flight):
+            task.cancel()
+        await asyncio.gather(*self._in_flight, return_exceptions=True)
+        if interrupted:
+            await self.db.run(store.release, interrupted, _now_ms())
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _run(self) -> None:
+        lease_ms = int((self.config.timeout_seconds + LEASE_MARGIN_SECONDS) * 1000)
+        while True:
+            self._wake.clear()
+            wait = IDLE_POLL_SECONDS
+            free = self.config.concurrency - len(self._in_flight)
+            if free > 0:
+                try:
+                    now = _now_ms()
+                    due, next_due = await self.db.run(store.claim_due, now, free, lease_ms)
+                except Exception:  # a locked or failing database must not end the worker
+                    log.exception("could not read pending title fetches")
+                    due, next_due = [], None
+                for link_id, url, attempts in due:
+                    task = asyncio.create_task(self._fetch(link_id, url, attempts))
+                    self._in_flight[task] = link_id
+                    task.add_done_callback(self._finished)
+                if next_due is not None and len(due) < free:
+                    wait = min(wait, max(0.0, (next_due - now) / 1000))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
+
+    def _finished(self, task: asyncio.Task) -> None:
+        link_id = self._in_flight.pop(task, None)
+        if not task.cancelled() and task.exception() is not None:
+            # Its row stays claimed and is retried once the lease runs out.
+            log.error("title fetch for link %s failed to save", link_id, exc_info=task.exception())
+        self._wake.set()      # a slot is free
+
+    async def _fetch(self, link_id: int, url: str, attempts: int) -> None:
+        try:
+            async with asyncio.timeout(self.config.timeout_seconds):
+                page = await fetch_html(self._client, url, policy=self._policy, user_agent=USER_AGENT,
+                                        refused_hosts=self._refused_hosts)
+            preview = parse_preview(page.body, page.content_type, page.url)
+        except (FetchError, TimeoutError) as exc:
+            reason = str(exc) if isinstance(exc, FetchError) else (
+                f"timed out after {self.config.timeout_seconds:g} s")
+            await self._failed(link_id, attempts, reason, permanent=getattr(exc, "permanent", False))
+            return
+        except Exception as exc:  # a bug or an odd page must not end the worker or retry forever
+            log.exception("title fetch for link %d crashed", link_id)
+            await self._failed(link_id, attempts, f"{type(exc).__name__}: {exc}", permanent=True)
+            return
+        code = await self.db.run(store.save_preview, link_id, preview.title, preview.description,
+                                 preview.og_image)
+        if code is not None and self._on_saved is not None:
+            self._on_saved(code)
+
+    async def _failed(self, link_id: int, attempts: int, reason: str, *, permanent: bool) -> None:
+        delay = self._retry_base_seconds * 2 ** attempts
+        retry_at = None if permanent else _now_ms() + int(delay * 1000)
+        made = await self.db.run(store.record_failure, link_id, reason, retry_at_ms=retry_at,
+                                 max_attempts=self.config.max_attempts)
+        if made is None:
+            return        # the link was deleted meanwhile
+        if permanent or made >= self.config.max_attempts:
+            log.warning("title fetch for link %d given up after %d attempt(s): %s",
+                        link_id, made, reason)
+        else:
+            log.info("title fetch for link %d failed, retrying in %.0f s: %s", link_id, delay, reason)

@@ -1,0 +1,64 @@
+"""SQL for pending title fetches: claim the due ones, save a result, record a failure."""
+from __future__ import annotations
+
+import sqlite3
+
+from shortlink.storage.database import transaction
+
+
+def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int,
+              lease_ms: int) -> tuple[list[tuple[int, str, int]], int | None]:
+    """Up to `limit` due fetches as (link id, URL, attempts so far), each pushed `lease_ms` into the
+    future so it is not handed out twice while in flight (and is retried after
+    the lease if the process dies mid-fetch). Also returns when the next of
+    the remaining rows falls due (Unix ms), or None when none remain."""
+    with transaction(conn):
+        rows = conn.execute(
+            "SELECT p.link_id, l.original_url, p.attempts"
+            " FROM pending_fetches p JOIN links l ON l.id = p.link_id"
+            " WHERE p.next_attempt_at <= ? ORDER BY p.next_attempt_at, p.link_id LIMIT ?",
+            (now_ms, limit),
+        ).fetchall()
+        conn.executemany("UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
+                         [(now_ms + lease_ms, row[0]) for row in rows])
+        next_due = conn.execute("SELECT min(next_attempt_at) FROM pending_fetches").fetchone()[0]
+    return [(row[0], row[1], row[2]) for row in rows], next_due
+
+
+def save_preview(conn: sqlite3.Connection, link_id: int, title: str | None,
+                 description: str | None, og_image: str | None) -> str | None:
+    """Fill what is still empty (a title set by the client, at creation or by a PATCH
+    that raced the fetch, is kept) and drop the pending row. Returns the short code,
+    or None when the link was deleted meanwhile."""
+    with transaction(conn):
+        row = conn.execute(
+            "UPDATE links SET title = COALESCE(title, ?), description = COALESCE(description, ?),"
+            " og_image = COALESCE(og_image, ?) WHERE id = ? RETURNING short_code",
+            (title, description, og_image, link_id),
+        ).fetchone()
+        conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_id,))
+    return row[0] if row else None
+
+
+def record_failure(conn: sqlite3.Connection, link_id: int, error: str, *, retry_at_ms: int | None,
+                   max_attempts: int) -> int | None:
+    """Count a failed attempt; the row is removed once `max_attempts` are spent or when
+    `retry_at_ms` is None (not worth retrying). Returns the attempts made, or None when
+    the link is gone."""
+    with transaction(conn):
+        row = conn.execute(
+            "UPDATE pending_fetches SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?"
+            " WHERE link_id = ? RETURNING attempts",
+            (error, retry_at_ms or 0, link_id),
+        ).fetchone()
+        if row is not None and (retry_at_ms is None or row[0] >= max_attempts):
+            conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_id,))
+    return None if row is None else row[0]
+
+
+def release(conn: sqlite3.Connection, link_ids: list[int], now_ms: int) -> None:
+    """Fetches interrupted by shutdown are due again at once (on the next start)."""
+    with transaction(conn):
+        conn.executemany("UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
+                         [(now_ms, link_id) for link_id in link_ids])
+
