@@ -6,14 +6,17 @@ same functions the API uses, so it works while the server is running.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from shortlink import accounts
 from shortlink.config import Config, ConfigError, load_config
-from shortlink.errors import ShortlinkError
+from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.storage import connect
+from shortlink.storage.database import backup
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("host")
     _common(add)
     add.set_defaults(run=cmd_domain_add)
+
+    demo = commands.add_parser("demo", help="demo data").add_subparsers(dest="action", required=True)
+    seed = demo.add_parser("seed", help="create demo links and record realistic clicks on them")
+    seed.add_argument("--email", required=True, help="account (created with Pro if new)")
+    seed.add_argument("--links", type=int, required=True)
+    seed.add_argument("--clicks", type=int, required=True)
+    seed.add_argument("--days", type=int, default=30, help="spread the clicks over this many days (default 30)")
+    _common(seed)
+    seed.set_defaults(run=cmd_demo_seed)
+
+    backup = commands.add_parser("backup", help="write a consistent copy of the live database")
+    backup.add_argument("path")
+    _common(backup)
+    backup.set_defaults(run=cmd_backup)
     return parser
 
 
@@ -113,6 +130,23 @@ def cmd_subscription_set(args: argparse.Namespace) -> None:
 def cmd_domain_add(args: argparse.Namespace) -> None:
     host = _with_db(args, lambda conn: accounts.add_domain(conn, args.email, args.host))
     print(f"connected {host} to {args.email}")
+
+
+def cmd_demo_seed(args: argparse.Namespace) -> None:
+    from shortlink.demo import seed
+    for name in ("links", "clicks", "days"):
+        if not 0 <= getattr(args, name) <= 10_000_000 or (name == "days" and args.days < 1):
+            raise ValidationError(f"--{name}", "is out of range")
+    result = asyncio.run(seed(_config(args), args.email, args.links, args.clicks, args.days))
+    print(f"seeded {result.links} links and {result.clicks} clicks "
+          f"({result.bots} from bots) for {args.email} over {args.days} days")
+
+
+def cmd_backup(args: argparse.Namespace) -> None:
+    if Path(args.path).exists():
+        raise ShortlinkError(f"{args.path} exists; choose a new file")
+    _with_db(args, lambda conn: backup(conn, args.path))
+    print(f"backed up to {args.path}")
 
 
 def main(argv: list[str] | None = None) -> int:

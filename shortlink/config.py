@@ -23,6 +23,8 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = 8000
+    # One JSON line per request (method, path, status, ms); never IPs or user agents.
+    access_log: bool = True
 
 
 class StorageConfig(_Section):

@@ -4,36 +4,72 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
+import sqlite3
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
 
 from shortlink.config import Config
+from shortlink.fetcher.worker import TitleFetcher
+from shortlink.network import client_ip, peer_is_trusted
 from shortlink.ratelimit import TokenBucketLimiter
 from shortlink.storage import Database
 from shortlink.storage import accounts as account_store
+from shortlink.storage import links as link_store
+from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
+from shortlink.visits.recorder import ClickRecorder
 
 log = logging.getLogger("shortlink")
 
 EXTERNAL_CHANGES_POLL_SECONDS = 1.0
+WAL_CHECKPOINT_SECONDS = 1.0
+
+
+def _bare_host(host: str) -> str:
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 class Services:
     def __init__(self, config: Config):
         self.config = config
         self.api_limiter = TokenBucketLimiter(config.limits.requests_per_minute)
+        self.password_limiter = TokenBucketLimiter(config.limits.password_attempts_per_minute)
+        self.link_cache = LinkCache()
+        self.trusted_networks = config.trusted_networks
+        self.short_scheme = urlsplit(config.short_host).scheme
+        self.configured_hosts = {urlsplit(config.short_host).netloc.lower(),
+                                 *(host.lower() for host in config.links.domains)}
+        self.domains: dict[str, int] = {}     # connected custom domain → account id
+        self.cookie_secret = b""
         self.db: Database
+        self.recorder: ClickRecorder
+        self.fetcher: TitleFetcher
+        self._data_version = 0
         self._tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
         self.db = Database(self.config.storage.path)
         self._data_version = await self.db.run(account_store.data_version)
+        secret = await self.db.run(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
+        self.cookie_secret = bytes.fromhex(secret)
+        self.domains = await self.db.run(account_store.all_domains)
+        self.recorder = ClickRecorder(self.db, self.config.clicks)
+        await self.recorder.start()
+        self.fetcher = TitleFetcher(self.db, self.config.fetcher, on_saved=self.links_changed,
+                                    own_hosts=self.configured_hosts)
+        await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
+        self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
 
     async def stop(self) -> None:
+        """Stop taking work, let background work finish, close the file."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.fetcher.stop()
+        await self.recorder.stop()     # drains every queued click
         self.db.close()
 
     @contextlib.asynccontextmanager
@@ -50,15 +86,44 @@ class Services:
             await asyncio.sleep(EXTERNAL_CHANGES_POLL_SECONDS)
             try:
                 version = await self.db.run(account_store.data_version)
-            except Exception:  # a stuck or locked database must not kill the watcher
-                log.exception("could not read PRAGMA data_version")
-                continue
-            if version != self._data_version:
-                self._data_version = version
-                await self.on_external_change()
+                if version != self._data_version:
+                    self._data_version = version
+                    self.link_cache.clear()
+                    self.domains = await self.db.run(account_store.all_domains)
+            except Exception:  # a locked or failing database must not end the watcher
+                log.exception("could not check the database for outside changes")
 
-    async def on_external_change(self) -> None:
-        """Another process changed the file: forget every cached link."""
+    async def _checkpoint_wal(self) -> None:
+        while True:
+            await asyncio.sleep(WAL_CHECKPOINT_SECONDS)
+            try:
+                await self.db.checkpoint()
+            except Exception:  # a failed checkpoint is retried on the next round
+                log.exception("WAL checkpoint failed")
 
     def links_changed(self, short_code: str) -> None:
         """A link was created, changed or deleted in this process."""
+        self.link_cache.discard(short_code)
+
+    async def load_target(self, code: str) -> VisitTarget | None:
+        """Read a link for the visitor path and cache it (absent codes too)."""
+        row = await self.db.run(link_store.link_by_code, code)
+        target = None if row is None else target_from_row(row)
+        self.link_cache.put(code, target)
+        return target
+
+    def serves_on(self, target: VisitTarget, host: str) -> bool:
+        owner = self.domains.get(_bare_host(host))
+        return owner is None or owner == target.account_id
+
+    def base_for_host(self, host: str) -> str:
+        """Short URLs shown to a visitor stay on the host they came through, when it is ours."""
+        if host in self.configured_hosts or _bare_host(host) in self.domains:
+            return f"{self.short_scheme}://{host}"
+        return self.config.short_host
+
+    def visitor_address(self, scope, forwarded_for: str | None) -> tuple[str, bool]:
+        """(client IP, whether the direct peer is a trusted proxy)."""
+        peer = scope["client"][0] if scope.get("client") else ""
+        trusted = peer_is_trusted(peer, self.trusted_networks)
+        return client_ip(peer, forwarded_for if trusted else None, self.trusted_networks), trusted

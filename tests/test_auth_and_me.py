@@ -120,6 +120,3 @@ def test_rate_limit_cannot_be_dodged_with_forwarding_headers(make_client, new_ke
     assert codes == [200, 200, 200, 429]
 
 
-def test_healthz(client):
-    response = client.get("/healthz")
-    assert response.status_code == 200 and response.json()["status"] == "ok"

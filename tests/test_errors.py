@@ -44,3 +44,11 @@ def test_openapi_document_is_served_with_bearer_security(client):
     document = response.json()
     assert document["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     assert {"/api/v1/me", "/api/v1/links", "/api/v1/links/{link_id}"} <= set(document["paths"])
+
+
+def test_oversized_query_string_and_headers_are_refused_in_the_envelope(client, auth):
+    for response in (client.get("/api/v1/links?search=" + "a" * 9000, headers=auth),
+                     client.get("/l/abc", headers={f"X-Padding-{i}": "v" * 1000 for i in range(40)})):
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert "query string" in client.get("/l/abc?x=" + "a" * 9000).json()["error"]["message"]

@@ -8,12 +8,16 @@ from msgspec import UNSET, Meta, UnsetType
 
 from shortlink.links.platforms import Platform
 
-Url = Annotated[str, Meta(min_length=1, max_length=2048, description="http or https URL")]
+# Litestar puts extra_json_schema["extra"] into the OpenAPI document. The URL
+# pattern is for the document only; rules.validate_url checks (and explains) more.
+Url = Annotated[str, Meta(min_length=1, max_length=2048, description="http or https URL",
+                          extra_json_schema={"extra": {"format": "uri",
+                                                       "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://\S+$"}})]
 Title = Annotated[str, Meta(min_length=1, max_length=200)]
 Password = Annotated[str, Meta(min_length=4, max_length=64, description="Write-only")]
 Code = Annotated[str, Meta(min_length=3, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 DateTime = Annotated[str, Meta(description="ISO 8601 date-time with offset, in the future",
-                               extra_json_schema={"format": "date-time"})]
+                               extra_json_schema={"extra": {"format": "date-time"}})]
 
 
 class Link(msgspec.Struct, rename="camel"):

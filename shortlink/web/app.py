@@ -9,13 +9,19 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from shortlink.config import Config
 from shortlink.services import Services
+from shortlink.web.accesslog import access_log_middleware
+from shortlink.web.analytics import AnalyticsController
 from shortlink.web.account import AccountController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
+from shortlink.web.bounds import request_bounds_middleware
 from shortlink.web.errors import handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController, provide_owner
+from shortlink.web.openapi import ClosedStructSchemaPlugin
+from shortlink.web.qr import QrController
+from shortlink.web.visitor import visitor_handlers
 
-API_CONTROLLERS = [AccountController, LinkController]
+API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController]
 MAX_BODY_BYTES = 64 * 1024
 
 
@@ -33,10 +39,11 @@ def create_app(config: Config) -> Litestar:
         security=[{"bearerAuth": []}],
     )
     return Litestar(
-        route_handlers=[api, healthz],
+        route_handlers=[api, healthz, *visitor_handlers(services)],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),
         lifespan=[services.lifespan],
+        middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
@@ -46,5 +53,6 @@ def create_app(config: Config) -> Litestar:
                                              description="Authorization: Bearer sl_live_<32 characters>"),
             }),
         ),
+        plugins=[ClosedStructSchemaPlugin()],
         debug=False,
     )

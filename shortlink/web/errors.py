@@ -26,9 +26,13 @@ class ErrorBody(msgspec.Struct):
     error: ErrorDetail
 
 
+def envelope_bytes(code: str, message: str) -> bytes:
+    return msgspec.json.encode(ErrorBody(ErrorDetail(code, message)))
+
+
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(
-        content=msgspec.json.encode(ErrorBody(ErrorDetail(code, message))),
+        content=envelope_bytes(code, message),
         status_code=status,
         media_type=MediaType.JSON,
         headers=headers,

@@ -47,6 +47,7 @@ class LinkController(Controller):
                                      password_hash=password_hash,
                                      fetch_title=services.config.fetcher.enabled)
         services.links_changed(link.short_code)
+        services.fetcher.notify()
         return LinkResponse(link)
 
     @get("/", responses=error_responses(400), summary="List the account's links, newest first")
@@ -54,7 +55,8 @@ class LinkController(Controller):
         self,
         owner: NamedDependency[service.Owner],
         services: NamedDependency[Services],
-        page: Annotated[int, QueryParameter(ge=1)] = 1,
+        # The upper bound keeps the row offset inside SQLite's 64-bit integers.
+        page: Annotated[int, QueryParameter(ge=1, le=1_000_000)] = 1,
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
         search: Annotated[str | None, QueryParameter(max_length=2048)] = None,
         short_code: Annotated[str | None, QueryParameter(name="shortCode", max_length=64)] = None,

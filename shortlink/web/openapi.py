@@ -1,7 +1,13 @@
-"""What the OpenAPI document says about errors: every route can fail in the envelope."""
+"""What the OpenAPI document says beyond Litestar's defaults: errors in the envelope, closed request bodies."""
 from __future__ import annotations
 
+import msgspec
+from litestar._openapi.schema_generation import SchemaCreator
+# Not re-exported publicly; litestar is pinned below 3.
+from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import Schema
+from litestar.typing import FieldDefinition
 
 from shortlink.web.errors import ErrorBody
 
@@ -22,3 +28,17 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
         status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status])
         for status in sorted({*statuses, 401, 403, 429, 500})
     }
+
+
+class ClosedStructSchemaPlugin(StructSchemaPlugin):
+    """Request structs that reject unknown fields say so: `additionalProperties: false`.
+
+    Litestar's own struct plugin leaves msgspec's `forbid_unknown_fields` out of
+    the document, which then promises that extra fields are accepted.
+    """
+
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: SchemaCreator) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        if msgspec.inspect.type_info(field_definition.type_).forbid_unknown_fields:
+            schema.additional_properties = False
+        return schema

@@ -1,0 +1,130 @@
+"""Realistic demo data: links and clicks, written through the real click recorder.
+
+The clicks go through `ClickRecorder` exactly as visits do (user-agent parsing,
+geolocation of the sample IPs, visitor hashing, rollups), only with past
+timestamps, so the analytics endpoints show what a live account would see.
+Deterministic for a given seed.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from datetime import UTC, datetime
+
+import msgspec
+
+from shortlink import accounts
+from shortlink.config import Config
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import Database
+from shortlink.storage import accounts as account_store
+from shortlink.storage import links as link_store
+from shortlink.visits.click import Click
+from shortlink.visits.recorder import ClickRecorder
+
+DAY_MS = 86_400_000
+
+DESTINATIONS = [
+    "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://www.instagram.com/p/C0ffee/",
+    "https://x.com/python/status/1", "https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC",
+    "https://www.amazon.com/dp/B08N5WRWNW", "https://apps.apple.com/app/id389801252",
+    "https://play.google.com/store/apps/details?id=com.spotify.music",
+    "https://www.reddit.com/r/Python/", "https://www.linkedin.com/company/python-software-foundation/",
+    "https://github.com/litestar-org/litestar", "https://docs.python.org/3/whatsnew/3.13.html",
+    "https://example.com/spring-sale",
+]
+
+# (weight, user agent): phones dominate short-link traffic; a few bots and previewers.
+USER_AGENTS = [
+    (30, "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+         "Version/18.1 Mobile/15E148 Safari/604.1"),
+    (25, "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+         "Chrome/131.0.0.0 Mobile Safari/537.36"),
+    (8, "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36"),
+    (6, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Mobile/15E148 Instagram 340.0.0.22.109 (iPhone15,2; iOS 17_6; en_US; en; scale=3.00; 1179x2556)"),
+    (15, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+         "Chrome/131.0.0.0 Safari/537.36"),
+    (6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Safari/605.1.15"),
+    (4, "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"),
+    (3, "Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/17.6 Mobile/15E148 Safari/604.1"),
+    (2, "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"),
+    (1, "Twitterbot/1.0"),
+    (1, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"),
+]
+REFERRERS = [(35, ""), (20, "https://t.co/"), (15, "https://www.instagram.com/"),
+             (10, "https://www.google.com/"), (8, "https://www.facebook.com/"),
+             (7, "https://news.ycombinator.com/item?id=1"), (5, "https://www.reddit.com/r/Python/")]
+CAMPAIGNS = [(50, ""), (20, "newsletter"), (15, "twitter"), (10, "instagram"), (5, "podcast")]
+# Public addresses of well-known networks in several countries, for the offline geolocation.
+SAMPLE_IPS = [(30, "8.8.8.8"), (12, "81.2.69.160"), (10, "85.214.132.117"), (8, "193.51.224.6"),
+              (8, "133.11.0.1"), (6, "200.160.2.3"), (6, "1.1.1.1"), (5, "203.2.218.214"),
+              (5, "196.4.160.2"), (10, "")]
+
+
+class SeedResult(msgspec.Struct):
+    links: int
+    clicks: int
+    bots: int
+
+
+def _pick(rng: random.Random, weighted: list[tuple[int, str]]) -> str:
+    return rng.choices([value for _, value in weighted], weights=[weight for weight, _ in weighted])[0]
+
+
+def _click_time(rng: random.Random, now_ms: int, days: int) -> int:
+    """A moment in the last `days` days, busier in the evening and more recent days."""
+    day = min(int(rng.expovariate(2.5 / days)), days - 1)
+    hour = min(max(rng.gauss(19, 4), 0), 23.99)
+    midnight = now_ms - now_ms % DAY_MS - day * DAY_MS
+    return min(midnight + int(hour * 3_600_000) + rng.randrange(3_600_000), now_ms)
+
+
+def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], count: int, days: int,
+                now_ms: int) -> list[Click]:
+    """`count` clicks over `targets` (link id, account id), Zipf-like per link."""
+    weights = [1 / (rank + 1) for rank in range(len(targets))]
+    clicks = []
+    for link_id, account_id in rng.choices(targets, weights=weights, k=count):
+        user_agent = _pick(rng, USER_AGENTS)
+        is_bot = not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent
+        clicks.append(Click(link_id, account_id, _click_time(rng, now_ms, days), user_agent,
+                            _pick(rng, REFERRERS), _pick(rng, CAMPAIGNS),
+                            _pick(rng, SAMPLE_IPS) or f"192.0.2.{rng.randrange(1, 255)}", "", is_bot))
+    return sorted(clicks, key=lambda click: click.ts)
+
+
+async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30,
+               seed_value: int = 7) -> SeedResult:
+    """Create `links` demo links for the account and record `clicks` clicks on them."""
+    rng = random.Random(seed_value)
+    db = Database(config.storage.path)
+    recorder = ClickRecorder(db, config.clicks)
+    try:
+        if await db.run(account_store.account_by_email, email) is None:
+            await db.run(accounts.create_key, email)
+        account = await db.run(accounts.account_for, email)
+        owner = service.Owner(account["id"], config.short_host, daily_limit=links + 10**6)
+        now = datetime.now(UTC)
+        targets = []
+        for number in range(links):
+            destination = DESTINATIONS[number % len(DESTINATIONS)]
+            link = await db.run(service.create_link, owner, CreateLink(
+                original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
+                now=now, fetch_title=False, source=None)
+            targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
+        await recorder.start()
+        made = demo_clicks(rng, targets, clicks, max(days, 1), int(time.time() * 1000)) if targets else []
+        for click in made:
+            while recorder.pending >= config.clicks.queue_size:   # let the writer catch up
+                await asyncio.sleep(0.01)
+            recorder.record(click)
+        await recorder.stop()
+        return SeedResult(links=len(targets), clicks=len(made), bots=sum(c.is_bot for c in made))
+    finally:
+        db.close()

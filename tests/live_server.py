@@ -1,0 +1,60 @@
+"""A real `shortlink serve` process on 127.0.0.1, for end-to-end tests."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, directory: Path, **settings: str):
+        self.port = free_port()
+        self.db = directory / "live.db"
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "SHORTLINK_SERVER_PORT": str(self.port),
+            "SHORTLINK_STORAGE_PATH": str(self.db),
+            "SHORTLINK_LINKS_SHORT_HOST": self.base_url,
+            "SHORTLINK_FETCHER_ENABLED": "false",
+            **{f"SHORTLINK_{key.upper()}": value for key, value in settings.items()},
+        }
+        self.config = directory / "shortlink.toml"
+        self.config.touch()
+        # The server's log goes to a file: a pipe nobody reads fills up and blocks it.
+        self.log = directory / f"server-{self.port}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 20) -> LiveServer:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "shortlink", "serve", "--config", str(self.config)],
+                env=self.env, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/healthz", timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(self.log.read_text(errors="replace")) from None
+                time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout=timeout)

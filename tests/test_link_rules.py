@@ -1,0 +1,91 @@
+"""Property tests for the link rules (pure functions, no HTTP)."""
+from __future__ import annotations
+
+import string
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shortlink.errors import ValidationError
+from shortlink.links import rules
+
+CODE_CHARS = string.ascii_letters + string.digits + "_-"
+
+
+@given(st.text(alphabet=CODE_CHARS, min_size=3, max_size=32))
+def test_codes_of_the_allowed_alphabet_pass_unless_reserved(code):
+    if code.lower() in rules.RESERVED_CODES:
+        with pytest.raises(ValidationError):
+            rules.validate_custom_code(code)
+    else:
+        assert rules.validate_custom_code(code) == code
+
+
+@given(st.text(min_size=0, max_size=40))
+def test_any_code_outside_the_pattern_is_a_validation_error(code):
+    valid = 3 <= len(code) <= 32 and all(ch in CODE_CHARS for ch in code)
+    if valid and code.lower() not in rules.RESERVED_CODES:
+        assert rules.validate_custom_code(code) == code
+    else:
+        with pytest.raises(ValidationError) as caught:
+            rules.validate_custom_code(code)
+        assert caught.value.field == "customCode"
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300)
+def test_url_validation_never_crashes_and_accepts_only_http_urls(text):
+    try:
+        rules.validate_url("originalUrl", text)
+    except ValidationError as error:
+        assert error.field == "originalUrl"
+    else:
+        assert text.lower().startswith(("http://", "https://"))
+
+
+# Host labels may not end with a hyphen (RFC 1123), so the generator doesn't make them.
+@given(st.from_regex(r"https?://[a-z]([a-z0-9-]{0,19}[a-z0-9])?\.(com|org|io|de)(/[a-zA-Z0-9_./-]{0,40})?", fullmatch=True))
+def test_ordinary_urls_are_accepted(url):
+    assert rules.validate_url("originalUrl", url) == url
+
+
+@pytest.mark.parametrize("url", [
+    "https://example.com", "http://localhost:8080/x", "https://127.0.0.1/", "https://[::1]:443/a",
+    "https://bücher.de/straße", "https://a.b.c.example.co.uk/path?q=1#f",
+])
+def test_real_hosts(url):
+    assert rules.validate_url("u", url) == url
+
+
+@pytest.mark.parametrize("url", [
+    "https://", "https://-bad-.com", "https://exa_mple.com", "https://example", "https://1.2.3",
+    "https://example.com:99999/", "mailto:a@b.c", "data:text/html,hi", "//example.com",
+    "https://example.com/\nx", " https://example.com",
+])
+def test_fake_hosts_and_schemes(url):
+    with pytest.raises(ValidationError):
+        rules.validate_url("u", url)
+
+
+def test_random_codes_are_six_url_safe_characters_and_vary():
+    codes = {rules.random_code() for _ in range(200)}
+    assert len(codes) == 200
+    assert all(len(code) == 6 and code.isalnum() and code.isascii() for code in codes)
+
+
+def test_future_times():
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    assert rules.parse_future_time("e", "2030-01-02T00:00:00+02:00", now) == now + timedelta(hours=22)
+    for text in ["2029-12-31T23:59:59Z", "2030-01-01T00:00:00Z", "2030-01-02", "2030-01-02T00:00:00", "soon"]:
+        with pytest.raises(ValidationError):
+            rules.parse_future_time("e", text, now)
+
+
+def test_password_hash_round_trip_and_salting():
+    first, second = rules.hash_password("correct horse"), rules.hash_password("correct horse")
+    assert first != second and "correct horse" not in first
+    assert rules.verify_password("correct horse", first) and rules.verify_password("correct horse", second)
+    assert not rules.verify_password("wrong horse", first)
+    assert not rules.verify_password("x", "not a hash")
