@@ -1,0 +1,154 @@
+"""Redirect throughput and latency: /l/<code> with click recording vs a bare 302.
+
+Run: make bench (or .venv/bin/python -m bench.redirects [--seconds 10]).
+Needs wrk (Debian: apt-get install wrk). Starts a real server process on
+127.0.0.1, measures both endpoints side by side in one run, prints the ratio,
+then checks that every request sent was recorded as exactly one click.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shortlink import accounts
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import connect
+
+DESKTOP_UA = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+              "Chrome/131.0.0.0 Safari/537.36")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wrk(url: str, seconds: int, connections: int, script: Path | None = None) -> dict:
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency",
+               "-H", f"User-Agent: {DESKTOP_UA}", url]
+    if script is not None:
+        command[1:1] = ["-s", str(script)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    def latency(label: str) -> float:
+        match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "p50": latency("50"), "p99": latency("99"),
+        "raw": out,
+    }
+
+
+def paced_script(directory: Path, rate: float, connections: int) -> Path:
+    # wrk has no fixed-rate mode; each connection waits so that together they send `rate`/s.
+    path = directory / "paced.lua"
+    path.write_text(f"function delay() return {1000.0 * connections / rate:.3f} end\n")
+    return path
+
+
+def clicks(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def exact_requests(port: int, path: str, count: int) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    for _ in range(count):
+        conn.request("GET", path, headers={"User-Agent": DESKTOP_UA})
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 302, response.status
+    conn.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+        return 2
+
+    work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))
+    db, port = work / "bench.db", free_port()
+    (work / "shortlink.toml").write_text(
+        f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
+        f'[limits]\nrequests_per_minute = 1000000\n')
+    conn = connect(db)
+    accounts.create_key(conn, "bench@example.com")
+    account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
+    link = service.create_link(conn, service.Owner(account_id, f"http://127.0.0.1:{port}"),
+                               CreateLink(original_url="https://example.com/landing", title="Bench"),
+                               now=datetime.now(UTC), fetch_title=False)
+    conn.close()
+
+    # The server's access log (on, as in production) goes to a file, not the terminal.
+    with (work / "server.log").open("w") as log:
+        server = subprocess.Popen([sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml"),
+                                   "--server", args.server], stdout=log, stderr=log)
+    try:
+        deadline = time.time() + 20
+        while True:
+            try:
+                exact_requests(port, "/bench/bare", 1)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+        base = f"http://127.0.0.1:{port}"
+        redirect_path = f"/l/{link.short_code}"
+        wrk(base + "/bench/bare", 2, args.connections)            # warm-up
+        warm_up = wrk(base + redirect_path, 2, args.connections)
+        bare = wrk(base + "/bench/bare", args.seconds, args.connections)
+        redirect = wrk(base + redirect_path, args.seconds, args.connections)
+        paced = wrk(base + redirect_path, args.seconds, args.connections,
+                    paced_script(work, redirect["rps"] / 2, args.connections))
+        answered = warm_up["requests"] + redirect["requests"] + paced["requests"]
+
+        time.sleep(0.5)                       # let the writer flush
+        start_count = clicks(db)
+        exact_requests(port, redirect_path, 2000)
+        time.sleep(0.5)
+        exact_count = clicks(db) - start_count
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    print(f"server: {args.server}, 1 worker, {args.connections} connections, {args.seconds} s per run")
+    print(f"bare 302           : {bare['rps']:>9.0f} req/s  p50 {bare['p50']:.2f} ms  p99 {bare['p99']:.2f} ms")
+    print(f"/l/<code> + click  : {redirect['rps']:>9.0f} req/s  p50 {redirect['p50']:.2f} ms  p99 {redirect['p99']:.2f} ms")
+    print(f"ratio redirect/bare: {redirect['rps'] / bare['rps']:.1%}  (target >= 70%)")
+    print(f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)")
+    recorded = clicks(db) - exact_count
+    in_flight = 3 * args.connections
+    print(f"wrk phases: {answered} redirects completed, {recorded} clicks recorded "
+          f"(wrk drops up to {in_flight} requests still in flight when a run ends; the server may "
+          f"have answered and recorded them)")
+    print(f"exact phase: 2000 requests sent, {exact_count} clicks recorded -> "
+          f"{'OK, none lost' if exact_count == 2000 else 'MISMATCH'}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if exact_count == 2000 and answered <= recorded <= answered + in_flight else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
