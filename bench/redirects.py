@@ -84,6 +84,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    parser.add_argument("--access-log", action="store_true", help="run with [server] access_log = true")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is needed: apt-get install wrk", file=sys.stderr)
@@ -92,8 +93,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))
     db, port = work / "bench.db", free_port()
     (work / "shortlink.toml").write_text(
-        f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
-        f'[limits]\nrequests_per_minute = 1000000\n')
+        f'[server]\nport = {port}\naccess_log = {"true" if args.access_log else "false"}\n'
+        f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n')
     conn = connect(db)
     accounts.create_key(conn, "bench@example.com")
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
@@ -102,7 +103,7 @@ def main() -> int:
                                now=datetime.now(UTC), fetch_title=False)
     conn.close()
 
-    # The server's access log (on, as in production) goes to a file, not the terminal.
+    # The server's log (and access log, with --access-log) goes to a file, not the terminal.
     with (work / "server.log").open("w") as log:
         server = subprocess.Popen([sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml"),
                                    "--server", args.server], stdout=log, stderr=log)
@@ -134,7 +135,8 @@ def main() -> int:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-    print(f"server: {args.server}, 1 worker, {args.connections} connections, {args.seconds} s per run")
+    print(f"server: {args.server}, 1 worker, {args.connections} connections, {args.seconds} s per run, "
+          f"access log {'on' if args.access_log else 'off'}")
     print(f"bare 302           : {bare['rps']:>9.0f} req/s  p50 {bare['p50']:.2f} ms  p99 {bare['p99']:.2f} ms")
     print(f"/l/<code> + click  : {redirect['rps']:>9.0f} req/s  p50 {redirect['p50']:.2f} ms  p99 {redirect['p99']:.2f} ms")
     print(f"ratio redirect/bare: {redirect['rps'] / bare['rps']:.1%}  (target >= 70%)")

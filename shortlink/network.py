@@ -24,8 +24,10 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     A forged X-Forwarded-For from an untrusted peer is ignored entirely; through
     trusted proxies, only entries they appended are believed.
     """
+    if not trusted or not forwarded_for:   # the common case: no parsing at all
+        return peer
     address = _parse(peer)
-    if address is None or not trusted or not forwarded_for or not _trusted(address, trusted):
+    if address is None or not _trusted(address, trusted):
         return peer
     for hop in reversed(forwarded_for.split(",")):
         hop_address = _parse(hop)
@@ -38,5 +40,7 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
 
 
 def peer_is_trusted(peer: str, trusted: Sequence[Network]) -> bool:
+    if not trusted:
+        return False
     address = _parse(peer)
     return address is not None and _trusted(address, trusted)

