@@ -24,6 +24,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.redirects
+	$(BIN)/python -m bench.links
+	$(BIN)/python -m bench.analytics
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
