@@ -125,8 +125,8 @@ class TopUrl(msgspec.Struct, rename="camel"):
     created_at: str
 
 
-class LinkAnalytics(msgspec.Struct, rename="camel"):
-    url: UrlSummary
+class AnalyticsFigures(msgspec.Struct, rename="camel", kw_only=True):
+    """The figures both analytics responses share."""
     range: RangeOut
     total_clicks: int
     clicks_today: int
@@ -141,25 +141,15 @@ class LinkAnalytics(msgspec.Struct, rename="camel"):
     referrer_breakdown: list[ReferrerItem]
     campaign_breakdown: list[CampaignItem]
     clicks_by_day: list[DayClicks]
+
+
+class LinkAnalytics(AnalyticsFigures, kw_only=True):
+    url: UrlSummary
     clicks_by_hour: list[HourClicks]
     recent_clicks: list[RecentClick]
 
 
-class AccountAnalytics(msgspec.Struct, rename="camel"):
-    range: RangeOut
-    total_clicks: int
-    clicks_today: int
-    clicks_this_week: int
-    clicks_this_month: int
-    clicks_in_period: int
-    unique_visitors: int
-    device_breakdown: list[DeviceItem]
-    browser_breakdown: list[BrowserItem]
-    os_breakdown: list[OsItem]
-    country_breakdown: list[CountryItem]
-    referrer_breakdown: list[ReferrerItem]
-    campaign_breakdown: list[CampaignItem]
-    clicks_by_day: list[DayClicks]
+class AccountAnalytics(AnalyticsFigures, kw_only=True):
     total_urls: int
     active_urls: int
     top_urls: list[TopUrl]
