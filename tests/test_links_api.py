@@ -298,3 +298,29 @@ def test_link_without_title_is_queued_when_the_fetcher_is_on(make_client, new_ke
     assert untitled["title"] is None
     pending = conn.execute("SELECT l.public_id FROM pending_fetches p JOIN links l ON l.id = p.link_id").fetchall()
     assert [row[0] for row in pending] == [untitled["id"]]
+
+
+def test_search_index_follows_creates_patches_and_deletes(client, auth):
+    first = create(client, auth, originalUrl="https://example.com/a", title='Say "hello" to Ünïcode').json()["data"]
+    second = create(client, auth, originalUrl="https://example.com/b", title="Plain").json()["data"]
+
+    def ids(search):
+        response = client.get("/api/v1/links", params={"search": search}, headers=auth)
+        return {link["id"] for link in response.json()["data"]}
+
+    assert ids('"hello"') == {first["id"]}               # quotes are literal text, not query syntax
+    assert ids("ÜNÏCODE") == {first["id"]}               # case-insensitive beyond ASCII too
+    assert ids("hello OR plain") == set()                 # no query operators
+    assert ids("example.com/") == {first["id"], second["id"]}
+    client.patch(f"/api/v1/links/{second['id']}", headers=auth, json={"title": "Renamed hello"})
+    assert ids("hello") == {first["id"], second["id"]}
+    assert ids("Plain") == set()
+    client.delete(f"/api/v1/links/{first['id']}", headers=auth)
+    assert ids("hello") == {second["id"]}
+
+
+def test_search_with_control_characters_is_answered(client, auth):
+    create(client, auth, originalUrl="https://example.com/ctl", title="Control")
+    for search in ("Con\x00trol", "\x00\x00\x00", "Control\x00"):
+        response = client.get("/api/v1/links", params={"search": search}, headers=auth)
+        assert response.status_code == 200 and isinstance(response.json()["data"], list)

@@ -66,6 +66,9 @@ def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM links WHERE short_code = ?", (code,)).fetchone()
 
 
+TRIGRAM = 3   # the shortest search text the link_search index can answer
+
+
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -75,8 +78,15 @@ def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit:
                is_active: bool | None) -> tuple[list[sqlite3.Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where, params = ["account_id = ?"], [account_id]
-    if search:
-        # LIKE wildcards typed by the user are literal; LIKE is case-insensitive for ASCII.
+    if search and len(search) >= TRIGRAM and "\x00" not in search:   # FTS5 query text ends at a NUL
+        # A quoted FTS5 phrase is literal text: a substring match through the trigram index.
+        # "+account_id" keeps the planner from scanning the account's links instead of
+        # starting from the (usually few) matches.
+        where[0] = "+account_id = ?"
+        where.append("id IN (SELECT rowid FROM link_search WHERE link_search MATCH ?)")
+        params.append('"' + search.replace('"', '""') + '"')
+    elif search:
+        # Too short for trigrams: a scan. LIKE wildcards typed by the user are literal.
         pattern = f"%{_escape_like(search)}%"
         where.append("(original_url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\'"
                      " OR short_code LIKE ? ESCAPE '\\')")
