@@ -105,7 +105,7 @@ def test_headers_forbid_caching_indexing_framing_and_foreign_content():
     assert headers["Cache-Control"] == "no-store" and headers["X-Robots-Tag"] == "noindex"
     assert "User-Agent" in headers["Vary"]
     policy = headers["Content-Security-Policy"]
-    for directive in ("default-src 'none'", "form-action 'self'", "base-uri 'none'",
+    for directive in ("default-src 'none'", "form-action 'self' https: http: intent:", "base-uri 'none'",
                       "frame-ancestors 'none'"):
         assert directive in policy
     assert "unsafe-inline" not in csp_sources("script-src") and "Referrer-Policy" in headers

@@ -33,7 +33,16 @@ OWN = {"sho.rt", "go.brand.example"}
     ("https://play.google.com/store/apps/details?id=com.x", Platform.PLAYSTORE),
     ("https://sho.rt/l/abc", Platform.SHORTLINK),
     ("https://go.brand.example/l/abc", Platform.SHORTLINK),
+    ("https://www.youtube.com/shorts/abc123", Platform.YOUTUBE),
+    ("https://youtube.com/@channel", Platform.YOUTUBE),
+    ("https://mobile.twitter.com/jack", Platform.TWITTER),
+    ("https://old.reddit.com/r/python", Platform.REDDIT),
+    ("https://uk.linkedin.com/in/someone", Platform.LINKEDIN),
+    ("https://www.amazon.co.jp/dp/B000", Platform.AMAZON),
+    ("https://www.amazon.com.br/dp/B000", Platform.AMAZON),
+    ("http://WWW.INSTAGRAM.COM/reel/xyz", Platform.INSTAGRAM),
     ("https://example.com/", Platform.OTHER),
+    ("https://github.com/litestar-org/litestar", Platform.OTHER),
 ])
 def test_hosts_map_to_their_platform(url, platform):
     assert detect_platform(url, OWN) is platform

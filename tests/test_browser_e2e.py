@@ -1,0 +1,208 @@
+"""End to end in headless Chromium: a real server, a real browser with phone user agents.
+
+The destination "www.youtube.com" is a real local HTTP server on 127.0.0.1: Chromium's
+host-resolver rules send that name there, so the page's own fallback navigation is
+observed without the internet. Screenshots of every visitor page are kept in
+test-artifacts/ for people to look at.
+"""
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from shortlink import accounts
+from shortlink.storage import connect
+from tests.live_server import LiveServer, free_port
+from tests.test_visitor_route import ANDROID_CHROME, INSTAGRAM_IOS, IPHONE
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
+
+
+def find_or_install_chromium() -> str:
+    """Debian's chromium: installed here when missing (root with apt), else the reason why not."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("chromium is missing and cannot be installed here (needs apt-get as root)")
+    for command in (["apt-get", "install", "-y", "-q", "chromium"],
+                    ["sh", "-c", "apt-get update -q && apt-get install -y -q chromium"]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        if result.returncode == 0 and shutil.which("chromium"):
+            return shutil.which("chromium")
+    reason = f"chromium could not be installed: {result.stderr.strip()[-300:]}"
+    print(reason)
+    pytest.skip(reason)
+
+
+class FakeYouTube(http.server.BaseHTTPRequestHandler):
+    """A real local web server standing in for the destination site."""
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    chromium = find_or_install_chromium()
+    destination = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
+    threading.Thread(target=destination.serve_forever, daemon=True).start()
+    server = LiveServer(tmp_path_factory.mktemp("browser"))
+    # Short URLs as in production (https): the in-app "Open in browser" escape needs them.
+    server.env["SHORTLINK_LINKS_SHORT_HOST"] = f"https://127.0.0.1:{server.port}"
+    conn = connect(server.db)
+    key = accounts.create_key(conn, "browser@example.com").key
+    conn.close()
+    server.start()
+    expires_at = time.time() + 2
+    links = {name: create(server, key, **body) for name, body in {
+        "video": {"originalUrl": VIDEO, "customCode": "video"},
+        "locked": {"originalUrl": "https://example.com/secret", "customCode": "locked", "password": "open sesame"},
+        "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
+        "expiring": {"originalUrl": "https://example.com/e", "customCode": "expiring",
+                     "expiresAt": datetime.fromtimestamp(expires_at, UTC).isoformat()},
+    }.items()}
+    request(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
+    ARTIFACTS.mkdir(exist_ok=True)
+    yield chromium, server, destination.server_address[1], expires_at
+    server.stop()
+    destination.shutdown()
+
+
+def request(server, method, path, key, body):
+    data = json.dumps(body).encode()
+    req = urllib.request.Request(server.base_url + path, data=data, method=method, headers={
+        "Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as response:
+        return json.loads(response.read())["data"]
+
+
+def create(server, key, **body):
+    return request(server, "POST", "/api/v1/links", key, body)
+
+
+@pytest.fixture(scope="module")
+def browser(setup):
+    from playwright.sync_api import sync_playwright
+    chromium, _, destination_port, _ = setup
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
+            "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable"])
+        yield launched
+        launched.close()
+
+
+def phone(browser, user_agent):
+    return browser.new_context(user_agent=user_agent, viewport={"width": 390, "height": 844},
+                               device_scale_factor=2, is_mobile=True, has_touch=True)
+
+
+def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
+    _, server, _, _ = setup
+    # What the visitor sees while the app is being tried (scripts off, so the page stays).
+    context = browser.new_context(user_agent=IPHONE, viewport={"width": 390, "height": 844},
+                                  device_scale_factor=2, is_mobile=True, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{server.base_url}/l/video")
+    assert page.get_by_text("Open in app").is_visible()
+    assert page.get_by_text("Open in app").get_attribute("href").startswith("youtube://")
+    assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
+    page.screenshot(path=ARTIFACTS / "iphone-interstitial.png")
+    context.close()
+    # With scripts on: the app is not installed in this browser, so after ~2.5 s the page
+    # goes on to the website by itself.
+    context = phone(browser, IPHONE)
+    page = context.new_page()
+    started = time.monotonic()
+    page.goto(f"{server.base_url}/l/video", wait_until="commit")
+    # Polled: the page's own attempt to open youtube:// aborts a navigation, which
+    # Playwright's navigation waits report as an error.
+    deadline = started + 10
+    while page.url != VIDEO and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert page.url == VIDEO and time.monotonic() - started >= 2.0
+    page.wait_for_load_state()
+    assert page.title() == "Destination"
+    context.close()
+
+
+def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup, browser):
+    _, server, _, _ = setup
+    context = phone(browser, ANDROID_CHROME)
+    page = context.new_page()
+    redirects = []
+    page.on("response", lambda response: redirects.append(response.headers.get("location", "")))
+    try:
+        page.goto(f"{server.base_url}/l/video", timeout=5_000)
+    except Exception:  # noqa: BLE001 - desktop Chromium cannot open intent:// URLs; the redirect is what counts
+        pass
+    intent = next(location for location in redirects if location)
+    assert intent.startswith("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;")
+    assert "package=com.google.android.youtube;" in intent
+    assert "S.browser_fallback_url=http%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3DdQw4w9WgXcQ;" in intent
+    context.close()
+
+
+def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, browser):
+    _, server, _, _ = setup
+    context = phone(browser, INSTAGRAM_IOS)
+    page = context.new_page()
+    page.goto(f"{server.base_url}/l/video")
+    for label in ("Open in app", "Open in browser", "Continue"):
+        assert page.get_by_text(label, exact=True).is_visible(), label
+    escape = page.get_by_text("Open in browser").get_attribute("href")
+    assert escape == f"x-safari-https://127.0.0.1:{server.port}/l/video?iab=1"
+    page.screenshot(path=ARTIFACTS / "in-app-interstitial.png")
+    time.sleep(3)
+    assert page.url.startswith(server.base_url)          # never opens anything by itself
+    context.close()
+
+
+def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
+    _, server, _, expires_at = setup
+    context = phone(browser, IPHONE)
+    page = context.new_page()
+    time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
+    for code, status, text, shot in [
+        ("locked", 200, "password", "password"), ("paused", 404, "unavailable", "paused"),
+        ("expiring", 410, "expired", "expired"), ("nothing-here", 404, "not", "not-found"),
+    ]:
+        response = page.goto(f"{server.base_url}/l/{code}")
+        assert response.status == status, code
+        assert text in page.inner_text("body").lower(), code
+        assert "shortlink" in page.inner_text("body").lower()
+        page.screenshot(path=ARTIFACTS / f"{shot}.png")
+    # The password form works in the browser: wrong, then right, then remembered.
+    page.goto(f"{server.base_url}/l/locked")
+    page.fill("input[name=password]", "wrong guess")
+    page.click("button[type=submit]")
+    assert "not right" in page.inner_text("body")
+    page.screenshot(path=ARTIFACTS / "password-wrong.png")
+    page.fill("input[name=password]", "open sesame")
+    # The answer redirects to the destination (https://example.com, unreachable here):
+    # the browser must follow it, which a too strict form-action policy would block.
+    with page.expect_request("https://example.com/secret") as followed:
+        page.click("button[type=submit]")
+    assert followed.value.redirected_from.response().status == 303
+    context.close()
