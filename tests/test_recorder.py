@@ -163,3 +163,31 @@ async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, lin
     conn.close()
     assert kept == [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")]   # today's only
     assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
+
+
+async def test_clicks_arriving_during_a_flush_are_written_exactly_once(database, db_path, links):
+    # The flush enriches the next batch while the current one is stored; clicks keep
+    # arriving meanwhile, as they do under load.
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
+    recorder.record(click(links[0]))
+    await recorder.flush()          # today's visitor key is loaded: enrichment no longer awaits
+    for _ in range(150):
+        recorder.record(click(links[0]))
+    arrivals = 0
+
+    async def visitors():
+        nonlocal arrivals
+        while arrivals < 400:
+            recorder.record(click(links[1]))
+            arrivals += 1
+            await asyncio.sleep(0)
+
+    producer = asyncio.create_task(visitors())
+    while arrivals < 400:
+        await recorder.flush()
+    await producer
+    await recorder.flush()
+    assert recorder.pending == 0 and recorder.written == 551
+    assert count(db_path, "SELECT count(*) FROM clicks") == 551
+    assert count(db_path, f"SELECT count(*) FROM clicks WHERE link_id = {links[1][0]}") == 400
+    assert count(db_path, "SELECT sum(click_count) FROM links") == 551

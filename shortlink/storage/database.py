@@ -14,6 +14,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 10_000
+# Page cache per connection: rollup upserts touch pages all over their tables.
+CACHE_KIB = 64 * 1024
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -30,6 +32,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute("PRAGMA foreign_keys = ON")
     migrate(conn)
     return conn

@@ -97,16 +97,28 @@ class ClickRecorder:
         log.error("stopping with %d clicks unwritten", len(self._queue))
 
     async def flush(self) -> int:
-        """Write every queued click, batch by batch; returns how many were taken off the queue."""
+        """Write every queued click, batch by batch; returns how many were taken off the queue.
+
+        Pipelined: while one batch is stored on the database thread (SQLite's C code,
+        which runs without the GIL), the next one is enriched on the event loop.
+        """
         taken = 0
+        size = self.config.batch_size
         async with self._lock:
+            prepared: list[click_store.StoredClick] = []
             while self._queue:
-                batch = list(islice(self._queue, self.config.batch_size))
-                await self._write(batch)
-                # Only the writer removes from the left, so these are exactly `batch`.
-                for _ in range(len(batch)):
+                # A batch is exactly the clicks that were enriched for it (more may have
+                # arrived since); they are the first len(rows) of the queue.
+                rows = prepared or await self._enrich(list(islice(self._queue, size)))
+                batch_length = len(rows)
+                storing = asyncio.ensure_future(self._store(rows))
+                following = list(islice(self._queue, batch_length, batch_length + size))
+                prepared = await self._enrich(following) if following else []
+                await storing   # on failure the batch stays queued and `prepared` is dropped
+                # Only the writer removes from the left, so these are exactly the batch.
+                for _ in range(batch_length):
                     self._queue.popleft()
-                taken += len(batch)
+                taken += batch_length
                 self.last_flush_at = time.monotonic()
                 self._overflow_logged = False
         return taken
@@ -129,14 +141,17 @@ class ClickRecorder:
             except Exception:  # the clicks stay queued; try again next tick
                 log.exception("could not write %d queued clicks; will retry", len(self._queue))
 
-    async def _write(self, batch: list[Click]) -> None:
-        """Enrich on the event loop, in chunks so visits keep flowing; store on the database thread."""
+    async def _enrich(self, batch: list[Click]) -> list[click_store.StoredClick]:
+        """Labels and visitor hashes, on the event loop in chunks so visits keep flowing."""
         keys = await self._visitor_keys({self._day(click.ts) for click in batch})
         rows: list[click_store.StoredClick] = []
         for start in range(0, len(batch), ENRICH_CHUNK):
             if start:
                 await asyncio.sleep(0)
             rows += [self._stored(click, keys) for click in batch[start:start + ENRICH_CHUNK]]
+        return rows
+
+    async def _store(self, rows: list[click_store.StoredClick]) -> None:
         while missing := await self.db.run(click_store.write_batch, click_store.encode_batch(rows)):
             # Links deleted meanwhile: their history is gone anyway.
             rows = [row for row in rows if row.link_id not in missing]
