@@ -7,7 +7,6 @@ Deterministic for a given seed.
 """
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from datetime import UTC, datetime
@@ -25,6 +24,8 @@ from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
 
 DAY_MS = 86_400_000
+DEMO_BATCH_SIZE = 20_000
+DEMO_CHUNK = 200_000
 
 DESTINATIONS = [
     "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://www.instagram.com/p/C0ffee/",
@@ -73,29 +74,35 @@ class SeedResult(msgspec.Struct):
     bots: int
 
 
-def _pick(rng: random.Random, weighted: list[tuple[int, str]]) -> str:
-    return rng.choices([value for _, value in weighted], weights=[weight for weight, _ in weighted])[0]
+def _draw(rng: random.Random, weighted: list[tuple[int, str]], count: int) -> list[str]:
+    """`count` values drawn by weight, in one call (drawing one by one dominated seeding)."""
+    return rng.choices([value for _, value in weighted], weights=[weight for weight, _ in weighted], k=count)
 
 
-def _click_time(rng: random.Random, now_ms: int, days: int) -> int:
-    """A moment in the last `days` days, busier in the evening and more recent days."""
-    day = min(int(rng.expovariate(2.5 / days)), days - 1)
-    hour = min(max(rng.gauss(19, 4), 0), 23.99)
-    midnight = now_ms - now_ms % DAY_MS - day * DAY_MS
-    return min(midnight + int(hour * 3_600_000) + rng.randrange(3_600_000), now_ms)
+def _click_times(rng: random.Random, now_ms: int, days: int, count: int) -> list[int]:
+    """Moments in the last `days` days, busier in the evening and on more recent days."""
+    today = now_ms - now_ms % DAY_MS
+    times = []
+    for _ in range(count):
+        day = min(int(rng.expovariate(2.5 / days)), days - 1)
+        hour = min(max(rng.gauss(19, 4), 0), 23.99)
+        times.append(min(today - day * DAY_MS + int(hour * 3_600_000) + rng.randrange(3_600_000), now_ms))
+    return times
 
 
 def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], count: int, days: int,
                 now_ms: int) -> list[Click]:
     """`count` clicks over `targets` (link id, account id), Zipf-like per link."""
     weights = [1 / (rank + 1) for rank in range(len(targets))]
-    clicks = []
-    for link_id, account_id in rng.choices(targets, weights=weights, k=count):
-        user_agent = _pick(rng, USER_AGENTS)
-        is_bot = not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent
-        clicks.append(Click(link_id, account_id, _click_time(rng, now_ms, days), user_agent,
-                            _pick(rng, REFERRERS), _pick(rng, CAMPAIGNS),
-                            _pick(rng, SAMPLE_IPS) or f"192.0.2.{rng.randrange(1, 255)}", "", is_bot))
+    user_agents = _draw(rng, USER_AGENTS, count)
+    ips = [ip or f"192.0.2.{rng.randrange(1, 255)}" for ip in _draw(rng, SAMPLE_IPS, count)]
+    clicks = [
+        Click(link_id, account_id, ts, user_agent, referrer, campaign, ip, "",
+              not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent)
+        for (link_id, account_id), ts, user_agent, referrer, campaign, ip in zip(
+            rng.choices(targets, weights=weights, k=count), _click_times(rng, now_ms, days, count),
+            user_agents, _draw(rng, REFERRERS, count), _draw(rng, CAMPAIGNS, count), ips)
+    ]
     return sorted(clicks, key=lambda click: click.ts)
 
 
@@ -104,7 +111,9 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
     """Create `links` demo links for the account and record `clicks` clicks on them."""
     rng = random.Random(seed_value)
     db = Database(config.storage.path)
-    recorder = ClickRecorder(db, config.clicks)
+    # Bigger batches than live traffic: more clicks fold into each rollup row per write.
+    recorder = ClickRecorder(db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE,
+                                                         queue_size=DEMO_CHUNK))
     try:
         if await db.run(account_store.account_by_email, email) is None:
             await db.run(accounts.create_key, email)
@@ -119,12 +128,16 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
                 now=now, fetch_title=False, source=None)
             targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
         await recorder.start()
-        made = demo_clicks(rng, targets, clicks, max(days, 1), int(time.time() * 1000)) if targets else []
-        for click in made:
-            while recorder.pending >= config.clicks.queue_size:   # let the writer catch up
-                await asyncio.sleep(0.01)
-            recorder.record(click)
+        made = bots = 0
+        now_ms = int(time.time() * 1000)
+        while targets and made < clicks:   # in chunks: ten million clicks don't fit in memory at once
+            chunk = demo_clicks(rng, targets, min(DEMO_CHUNK, clicks - made), max(days, 1), now_ms)
+            for click in chunk:
+                recorder.record(click)
+            await recorder.flush()
+            made += len(chunk)
+            bots += sum(click.is_bot for click in chunk)
         await recorder.stop()
-        return SeedResult(links=len(targets), clicks=len(made), bots=sum(c.is_bot for c in made))
+        return SeedResult(links=len(targets), clicks=made, bots=bots)
     finally:
         db.close()
