@@ -1,71 +1,93 @@
-"""Analytics over a million clicks: both analytics endpoints vs GET /api/v1/me.
+"""Analytics from rollups vs the same answer from raw clicks, on millions of clicks.
 
-Run: .venv/bin/python -m bench.analytics [--clicks 1000000]. Seeds a fresh
-database with `shortlink demo seed` (the real click recorder, so this also
-prints the recorder's write throughput), starts a real server process and
-prints the median latency of each analytics query next to /me on the same
-server.
+Run: .venv/bin/python -m bench.analytics [--one-link-clicks 1000000]
+     [--many-links 10000] [--many-links-clicks 10000000]
+
+Seeds a fresh database with `shortlink demo seed`'s code (the real click
+recorder, so it also prints the recorder's write rate): one account with one
+link, one account with many links. Then, for both analytics endpoints at 30-
+and 366-day ranges, it prints the median time of the answer from rollups (what
+the API serves), the median time of the same answer computed from raw clicks
+alone, their ratio, and whether the two answers are equal. Both are timed
+in-process on one connection, without HTTP, so the ratio is the storage's own.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import http.client
-import json
+import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.links import median_ms
-from shortlink import accounts
+from shortlink.analytics import report
+from shortlink.analytics.ranges import Range
 from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect
-from tests.live_server import LiveServer
 
-EMAIL = "bench@example.com"
+DAY_MS = 86_400_000
+
+
+def timed(repeat: int, compute) -> tuple[float, object]:
+    times, answer = [], None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        answer = compute()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times), answer
+
+
+def seed_account(config, email: str, links: int, clicks: int, days: int) -> int:
+    started = time.perf_counter()
+    result = asyncio.run(seed(config, email, links, clicks, days))
+    took = time.perf_counter() - started
+    print(f"seeded {result.clicks:,} clicks on {result.links:,} links in {took:.0f} s "
+          f"({result.clicks / took:,.0f} clicks/s through the recorder, links created included)")
+    conn = connect(config.storage.path)
+    account_id = conn.execute("SELECT id FROM accounts WHERE email = ?", (email,)).fetchone()[0]
+    conn.close()
+    return account_id
+
+
+def compare(conn, label: str, repeat: int, raw_repeat: int, compute) -> None:
+    fast, from_rollups = timed(repeat, lambda: compute(True))
+    slow, from_raw = timed(raw_repeat, lambda: compute(False))
+    print(f"{label:<44} rollups {fast:8.1f} ms   raw {slow:9.1f} ms   {slow / fast:6.1f}x   "
+          f"{'equal' if from_rollups == from_raw else 'DIFFERENT'}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clicks", type=int, default=1_000_000)
-    parser.add_argument("--links", type=int, default=50)
-    parser.add_argument("--days", type=int, default=365)
-    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--one-link-clicks", type=int, default=1_000_000)
+    parser.add_argument("--many-links", type=int, default=10_000)
+    parser.add_argument("--many-links-clicks", type=int, default=10_000_000)
+    parser.add_argument("--days", type=int, default=366)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--raw-repeat", type=int, default=3)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-analytics-"))
-    server = LiveServer(work, limits_requests_per_minute="10000000", server_access_log="false")
-    config = load_config(server.config, environ={}, storage_path=str(server.db))
-    started = time.perf_counter()
-    result = asyncio.run(seed(config, EMAIL, args.links, args.clicks, args.days))
-    took = time.perf_counter() - started
-    print(f"seeded {result.clicks} clicks on {result.links} links over {args.days} days in {took:.1f} s "
-          f"({result.clicks / took:,.0f} clicks/s through the recorder, enrichment included)")
-    conn = connect(server.db)
-    key = accounts.create_key(conn, EMAIL).key
+    (work / "shortlink.toml").touch()
+    config = load_config(work / "shortlink.toml", environ={}, storage_path=str(work / "bench.db"))
+    one = seed_account(config, "one@example.com", 1, args.one_link_clicks, args.days)
+    many = seed_account(config, "many@example.com", args.many_links, args.many_links_clicks, args.days)
+
+    conn = connect(config.storage.path)
+    now = datetime.now(UTC)
+    end = int(now.timestamp() * 1000)
+    for account_id, name in ((one, "1 link"), (many, f"{args.many_links:,} links")):
+        top = conn.execute("SELECT public_id FROM links WHERE account_id = ? ORDER BY click_count DESC"
+                           " LIMIT 1", (account_id,)).fetchone()[0]
+        for days in (30, 366):
+            span = Range(end - days * DAY_MS + 1, end)
+            compare(conn, f"{name}: link analytics, {days} days", args.repeat, args.raw_repeat,
+                    lambda rollups: report.link_analytics(conn, account_id, top, span, now, rollups))
+            compare(conn, f"{name}: account analytics, {days} days", args.repeat, args.raw_repeat,
+                    lambda rollups: report.account_analytics(conn, account_id, span, now, rollups))
     conn.close()
-    server.start()
-    try:
-        baseline = median_ms(server.port, "/api/v1/me", key, args.repeat)
-        top = json.loads(_get(server.port, "/api/v1/links?limit=1", key))["data"][0]["id"]
-        print(f"{'GET /api/v1/me (baseline)':<58} {baseline:7.2f} ms")
-        for path in [f"/api/v1/links/{top}/analytics", f"/api/v1/links/{top}/analytics?days=366",
-                     f"/api/v1/links/{top}/analytics?from=2026-01-01T13:30:00Z&days=7",
-                     "/api/v1/analytics", "/api/v1/analytics?days=366"]:
-            took = median_ms(server.port, path, key, args.repeat)
-            print(f"{path:<58} {took:7.2f} ms  ({took / baseline:5.1f}x /me)")
-    finally:
-        server.stop()
     return 0
-
-
-def _get(port: int, path: str, key: str) -> bytes:
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
-    data = conn.getresponse().read()
-    conn.close()
-    return data
 
 
 if __name__ == "__main__":

@@ -23,8 +23,6 @@ class Scope(NamedTuple):
 LINK = Scope("link_id", "link_days", "link_dimensions")
 ACCOUNT = Scope("account_id", "account_days", "account_dimensions")
 
-RAW_FIELDS = ("ts", "link_id", "visitor_hash") + DIMENSIONS
-
 
 @contextmanager
 def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
@@ -65,12 +63,39 @@ def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str,
         " GROUP BY link_id", (account_id, first_day, last_day)).fetchall()
 
 
-def raw_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
-               end_ms: int) -> list[tuple]:
-    """Human clicks between two moments, as RAW_FIELDS tuples (for the partial days of a range)."""
+def links_by_all_time_clicks(conn: sqlite3.Connection, account_id: int, limit: int) -> list[tuple[int, int]]:
+    """(link id, clicks ever, bots included) of the account's most clicked links."""
+    return conn.execute("SELECT id, click_count FROM links WHERE account_id = ? ORDER BY click_count DESC"
+                        " LIMIT ?", (account_id, limit)).fetchall()
+
+
+def link_clicks_between(conn: sqlite3.Connection, link_id: int, first_day: str, last_day: str) -> int:
+    return conn.execute("SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
+                        (link_id, first_day, last_day)).fetchone()[0]
+
+
+def raw_counts(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
+               end_ms: int) -> list[tuple[str, object, int]]:
+    """Every figure of the human clicks between two moments, from raw clicks, as
+    (kind, value, clicks) rows: kind "day" (value: day number since the epoch), "link"
+    (value: links.id), each of DIMENSIONS, and "visitors" (distinct per day, summed).
+
+    One statement: the matching clicks are read once into a materialised temporary
+    result, and every grouping runs over that instead of over the table again."""
+    groupings = " UNION ALL ".join(
+        [f"SELECT '{name}', {name}, count(*) FROM r GROUP BY {name}" for name in DIMENSIONS]
+        + ["SELECT 'day', day, count(*) FROM r GROUP BY day",
+           "SELECT 'link', link_id, count(*) FROM r GROUP BY link_id",
+           "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor_hash FROM r)"])
     return conn.execute(
-        f"SELECT {', '.join(RAW_FIELDS)} FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ?"
-        " AND is_bot = 0", (owner, start_ms, end_ms)).fetchall()
+        f"WITH r AS MATERIALIZED (SELECT ts / 86400000 AS day, link_id, visitor_hash, {', '.join(DIMENSIONS)}"
+        f" FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ? AND is_bot = 0) {groupings}",
+        (owner, start_ms, end_ms)).fetchall()
+
+
+def raw_clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int) -> int:
+    return conn.execute(f"SELECT count(*) FROM clicks WHERE {scope.column} = ? AND ts >= ? AND is_bot = 0",
+                        (owner, start_ms)).fetchone()[0]
 
 
 def hourly_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
