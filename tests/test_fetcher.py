@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
+import trustme
 from litestar.testing import TestClient
 
 from shortlink.fetcher.network import (
@@ -463,3 +465,35 @@ def test_private_destination_refused_end_to_end(make_client, auth, conn, site, f
 ])
 def test_address_classification(address, public):
     assert is_public_address(ipaddress.ip_address(address)) is public
+
+
+async def test_https_is_verified_for_the_host_name_while_connecting_to_the_checked_address(site, monkeypatch):
+    # A real TLS server whose certificate names only "preview.test": the fetch connects
+    # to the checked IP, yet sends that name (SNI) and verifies the certificate for it.
+    authority = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("preview.test").configure_cert(server_context)
+    site.server.socket = server_context.wrap_socket(site.server.socket, server_side=True)
+    site.page("/", "<title>over https</title>")
+    loop = asyncio.get_running_loop()
+    real_getaddrinfo = loop.getaddrinfo
+
+    async def resolver(host, port, **kwargs):
+        return await real_getaddrinfo("127.0.0.1" if host == "preview.test" else host, port, **kwargs)
+
+    monkeypatch.setattr(loop, "getaddrinfo", resolver)
+    client_context = ssl.create_default_context()
+    authority.configure_trust(client_context)
+    async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=5,
+                                 verify=client_context) as client:
+        page = await fetch_html(client, f"https://preview.test:{site.port}/", policy=lambda *_: True,
+                                user_agent="t")
+        assert b"over https" in page.body
+    # A client that doesn't trust the site's certificate authority refuses it, as it must.
+    other_context = ssl.create_default_context()
+    trustme.CA().configure_trust(other_context)
+    async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=5,
+                                 verify=other_context) as untrusting:
+        with pytest.raises(FetchError, match="SSL|certificate|verify"):
+            await fetch_html(untrusting, f"https://preview.test:{site.port}/", policy=lambda *_: True,
+                             user_agent="t")
