@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ipaddress
 import logging
 import ssl
 import threading
+import tracemalloc
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -497,3 +499,26 @@ async def test_https_is_verified_for_the_host_name_while_connecting_to_the_check
         with pytest.raises(FetchError, match="SSL|certificate|verify"):
             await fetch_html(untrusting, f"https://preview.test:{site.port}/", policy=lambda *_: True,
                              user_agent="t")
+
+
+async def test_a_gzip_bomb_is_decompressed_only_up_to_the_size_limit(site):
+    # 200 MiB of spaces gzip to ~200 KiB; only 1 MiB of it may ever be expanded.
+    expanded = b"<html><head><title>bomb</title></head><body>" + b" " * (200 * 1024 * 1024)
+    site.add("/", body=gzip.compress(expanded, compresslevel=9), headers={"Content-Encoding": "gzip"})
+    tracemalloc.start()
+    try:
+        async with guarded_client() as client:
+            page = await fetch_html(client, site.url("/"), policy=lambda *_: True, user_agent="t")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert page.body.startswith(b"<html><head><title>bomb</title>") and len(page.body) == MAX_BODY_BYTES
+    assert peak < 16 * MAX_BODY_BYTES
+    assert site.requests[0][1]["Accept-Encoding"] == "gzip, deflate"
+
+
+async def test_an_encoding_we_did_not_ask_for_is_refused(site):
+    site.page("/", "<title>x</title>", headers={"Content-Encoding": "br"})
+    async with guarded_client() as client:
+        with pytest.raises(FetchError, match="Content-Encoding"):
+            await fetch_html(client, site.url("/"), policy=lambda *_: True, user_agent="t")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from urllib.parse import urljoin
@@ -24,6 +25,8 @@ AddressPolicy = Callable[[IPAddress, int], bool]
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 1024 * 1024
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# The Content-Encodings we ask for, with their zlib window settings (32: zlib or gzip header).
+ZLIB_WINDOWS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": 32 + zlib.MAX_WBITS}
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -122,7 +125,8 @@ async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPoli
         request = client.build_request(
             "GET", pinned,
             headers={"Host": target.netloc.decode("ascii"), "User-Agent": user_agent,
-                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"},
+                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+                     "Accept-Encoding": "gzip, deflate"},
             extensions={"sni_hostname": host} if target.scheme == "https" else {},
         )
         try:
@@ -154,10 +158,16 @@ async def _read_page(response: httpx.Response, url: str, max_bytes: int) -> Fetc
     content_type = response.headers.get("content-type", "")
     if content_type.split(";", 1)[0].strip().lower() not in HTML_TYPES:
         raise FetchError(f"not HTML: {content_type or 'no Content-Type'}", permanent=True)
+    encoding = response.headers.get("content-encoding", "").strip().lower() or "identity"
+    if encoding not in ZLIB_WINDOWS and encoding != "identity":
+        raise FetchError(f"unsupported Content-Encoding: {encoding}", permanent=True)
+    # Decompressed here, never past what is still wanted: a small gzip "bomb" must
+    # not expand to hundreds of MiB in memory before the size limit applies.
+    decoder = zlib.decompressobj(ZLIB_WINDOWS[encoding]) if encoding in ZLIB_WINDOWS else None
     body = bytearray()
     try:
-        async for chunk in response.aiter_bytes():
-            body += chunk
+        async for chunk in response.aiter_raw():
+            body += decoder.decompress(chunk, max_bytes - len(body)) if decoder else chunk
             if len(body) >= max_bytes:
                 break      # stop reading; closing the response drops the rest
     except httpx.HTTPError as exc:
