@@ -56,7 +56,7 @@ class Services:
         self.recorder = ClickRecorder(self.db, self.config.clicks)
         await self.recorder.start()
         self.fetcher = TitleFetcher(self.db, self.config.fetcher, on_saved=self.links_changed,
-                                    own_hosts=self.configured_hosts)
+                                    own_hosts=lambda: {*self.configured_hosts, *self.domains})
         await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         self._tasks.append(asyncio.create_task(self._checkpoint_wal()))

@@ -33,7 +33,7 @@ from shortlink.storage import Database
 from shortlink.times import utcnow
 from shortlink.web.app import create_app
 
-from tests.conftest import SHORT_HOST
+from tests.conftest import SHORT_HOST, run_cli
 
 WAIT_SECONDS = 10.0
 FETCHING = {"fetcher_enabled": True, "fetcher_allow_private_addresses": True}
@@ -522,3 +522,15 @@ async def test_an_encoding_we_did_not_ask_for_is_refused(site):
     async with guarded_client() as client:
         with pytest.raises(FetchError, match="Content-Encoding"):
             await fetch_html(client, site.url("/"), policy=lambda *_: True, user_agent="t")
+
+
+def test_a_connected_custom_domain_is_never_fetched(make_client, auth, conn, db_path, site, fetcher_log):
+    # The account's own custom domain is this service too, on whatever port.
+    run_cli("domain", "add", "--email", "owner@example.com", "127.0.0.1", "--db", str(db_path))
+    site.page("/", "<title>ourselves</title>")
+    client = make_client(fetcher_enabled=True, fetcher_allow_private_addresses=True)
+    link = create(client, auth, site.url("/"))
+    assert link["platform"] == "SHORTLINK"
+    assert fetched_link(client, auth, conn, link)["title"] is None
+    assert site.requests == []
+    assert "this service itself" in " ".join(fetcher_log)

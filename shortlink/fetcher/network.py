@@ -104,7 +104,8 @@ async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPoli
                      max_bytes: int = MAX_BODY_BYTES) -> FetchedPage:
     """GET an HTML page, following at most MAX_REDIRECTS redirects, each one checked.
 
-    `refused_hosts` are lower-case "host[:port]" (port only when not the default) never fetched.
+    `refused_hosts` are lower-case "host[:port]" (port only when not the default) or bare
+    hosts (any port), never fetched.
     The client must not follow redirects or use proxies itself (follow_redirects=False,
     trust_env=False). The caller bounds the total time.
     """
@@ -116,7 +117,7 @@ async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPoli
         if target.scheme not in ("http", "https") or not target.host:
             raise FetchError(f"not an http(s) URL: {url}", permanent=True)
         host = target.raw_host.decode("ascii")
-        if target.netloc.decode("ascii").lower() in refused_hosts:
+        if target.netloc.decode("ascii").lower() in refused_hosts or host.lower() in refused_hosts:
             raise FetchError(f"refused: {host} is this service itself", permanent=True)
         port = target.port or (443 if target.scheme == "https" else 80)
         address = await checked_address(host, port, policy)

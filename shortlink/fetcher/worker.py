@@ -37,13 +37,14 @@ def _now_ms() -> int:
 class TitleFetcher:
     def __init__(self, db: Database, config: FetcherConfig, *,
                  on_saved: Callable[[str], None] | None = None,
-                 own_hosts: Collection[str] = (),
+                 own_hosts: Callable[[], Collection[str]] = tuple,
                  retry_base_seconds: float = RETRY_BASE_SECONDS):
         """`on_saved(short_code)` runs after a link got its preview (to drop cached copies);
-        `own_hosts` are this service's own "host[:port]"s, never fetched."""
+        `own_hosts()` gives this service's own hosts ("host[:port]", or a bare host for
+        any port), never fetched; asked per fetch, since custom domains come and go."""
         self.db, self.config = db, config
         self._on_saved = on_saved
-        self._refused_hosts = {host.lower() for host in own_hosts}
+        self._own_hosts = own_hosts
         self._policy = address_policy(config.allow_private_addresses)
         self._retry_base_seconds = retry_base_seconds
         self._wake = asyncio.Event()
@@ -124,7 +125,7 @@ class TitleFetcher:
         try:
             async with asyncio.timeout(self.config.timeout_seconds):
                 page = await fetch_html(self._client, url, policy=self._policy, user_agent=USER_AGENT,
-                                        refused_hosts=self._refused_hosts)
+                                        refused_hosts={host.lower() for host in self._own_hosts()})
             preview = parse_preview(page.body, page.content_type, page.url)
         except (FetchError, TimeoutError) as exc:
             reason = str(exc) if isinstance(exc, FetchError) else (
