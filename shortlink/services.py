@@ -59,6 +59,7 @@ class Services:
                                     own_hosts=lambda: {*self.configured_hosts, *self.domains})
         await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
+        self.db.take_over_checkpoints()
         self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
 
     async def stop(self) -> None:

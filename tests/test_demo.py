@@ -33,3 +33,4 @@ def test_demo_seed_creates_the_account_and_rejects_bad_numbers(db_path, conn):
     bad = run_cli("demo", "seed", "--email", "new@example.com", "--links", "1", "--clicks", "-5",
                   "--db", str(db_path), check=False)
     assert bad.returncode == 1 and "--clicks" in bad.stderr and "Traceback" not in bad.stderr
+

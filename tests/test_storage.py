@@ -74,3 +74,22 @@ async def test_database_runs_functions_on_its_own_connection(db_path):
         assert await db.run(insert_and_count, "d@e.f") == 2
     finally:
         db.close()
+
+
+async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_over(tmp_path):
+    # Another open connection keeps SQLite from checkpointing when the Database closes,
+    # so the WAL's size shows whether commits checkpointed along the way.
+    sizes = {}
+    for take_over in (False, True):
+        path = tmp_path / f"take-over-{take_over}.db"
+        watcher = connect(path)
+        db = Database(path)
+        if take_over:
+            db.take_over_checkpoints()
+        for number in range(3000):   # ~12 MiB written, one commit each
+            await db.run(lambda conn, n=number: conn.execute(
+                "INSERT INTO settings (name, value) VALUES (?, ?)", (f"s{n}", "x" * 4000)))
+        db.close()
+        sizes[take_over] = (tmp_path / f"take-over-{take_over}.db-wal").stat().st_size
+        watcher.close()
+    assert sizes[False] < 8 * 1024 * 1024 < sizes[True]

@@ -105,9 +105,15 @@ class Database:
         self.path = str(path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         self.conn: sqlite3.Connection = self._executor.submit(connect, self.path).result()
-        # Commits never checkpoint (which fsyncs and can stall a click batch for
-        # hundreds of ms on a busy disk); checkpoint() does it on its own thread.
-        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        self._checkpointer: ThreadPoolExecutor | None = None
+        self._checkpoint_conn: sqlite3.Connection | None = None
+
+    def take_over_checkpoints(self) -> None:
+        """From now on commits don't checkpoint the WAL (a checkpoint fsyncs and can stall
+        a click batch for hundreds of ms on a busy disk): the owner must call checkpoint()
+        regularly, which does it on a thread and connection of its own. Without this call,
+        SQLite checkpoints on commit as usual (the CLI and the demo seeder rely on that)."""
+        self._executor.submit(self.conn.execute, "PRAGMA wal_autocheckpoint = 0").result()
         self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
         self._checkpoint_conn = self._checkpointer.submit(connect, self.path).result()
 
@@ -121,8 +127,9 @@ class Database:
             self._checkpointer, self._checkpoint_conn.execute, "PRAGMA wal_checkpoint(PASSIVE)")
 
     def close(self) -> None:
-        self._checkpointer.submit(self._checkpoint_conn.close).result()
-        self._checkpointer.shutdown(wait=True)
+        if self._checkpointer is not None:
+            self._checkpointer.submit(self._checkpoint_conn.close).result()
+            self._checkpointer.shutdown(wait=True)
         self._executor.submit(self.conn.close).result()
         self._executor.shutdown(wait=True)
 
