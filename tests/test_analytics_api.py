@@ -412,3 +412,25 @@ def test_top_urls_with_more_tied_links_than_are_tried_one_by_one(make_client, au
     links = [make_link(client, auth, customCode=f"tie{number:03d}") for number in range(210)]
     record(client, [human_click(ids_of(conn, link), now - 2 * DAY_MS) for link in links])
     assert top_urls_via_api(client, auth, days=7) == [(f"tie{number:03d}", 1) for number in range(10)]
+
+
+@pytest.mark.parametrize(("start_hour", "end_hour", "in_range", "visitors"), [
+    (10, 24 + 23, 3, 3),   # first day has a click before 10:00: raw; nothing after on the last day
+    (7, 21, 3, 2),         # one day, no click outside: the day's rollup is the range's figures
+    (9, 21, 2, 2),         # one day, a click outside: raw
+    (0, 24 + 10, 4, 3),    # whole first day, second day up to 10:00 with nothing after its click
+    (13, 24 + 8, 1, 1),    # only the 20:00 click; the next day's click is after the end
+])
+def test_partial_days_are_exact_with_or_without_clicks_outside_the_range(client, auth, conn, start_hour, end_hour,
+                                                                         in_range, visitors):
+    link = make_link(client, auth)
+    link_id, account_id = ids_of(conn, link)
+    base = (now_ms() // DAY_MS - 3) * DAY_MS
+    # (hour from `base`, IP): the 08:00 and 20:00 clicks are the same visitor.
+    moments = [(8, "8.8.8.8"), (12, "81.2.69.160"), (20, "8.8.8.8"), (24 + 9, "8.8.8.8")]
+    record(client, [Click(link_id, account_id, base + hour * HOUR_MS, IPHONE, "", "", ip, "", False)
+                    for hour, ip in moments])
+    params = {"from": iso(base + start_hour * HOUR_MS), "to": iso(base + end_hour * HOUR_MS)}
+    for answer in (check_link(client, conn, link, auth, **params),
+                   check_account(client, conn, auth, account_id, **params)):
+        assert answer["clicksInPeriod"] == in_range and answer["uniqueVisitors"] == visitors

@@ -1,8 +1,11 @@
 """`shortlink demo seed`: realistic clicks through the real recorder."""
 from __future__ import annotations
 
+import random
 import time
+from collections import Counter
 
+from shortlink.demo import DAY_MS, _click_times
 from tests.conftest import run_cli
 
 
@@ -34,3 +37,15 @@ def test_demo_seed_creates_the_account_and_rejects_bad_numbers(db_path, conn):
                   "--db", str(db_path), check=False)
     assert bad.returncode == 1 and "--clicks" in bad.stderr and "Traceback" not in bad.stderr
 
+
+
+def test_demo_click_times_thin_out_smoothly_to_the_oldest_day():
+    now = 1_790_000_000_000
+    days = 30
+    times = _click_times(random.Random(3), now, days, 60_000)
+    today = now // DAY_MS
+    per_day = Counter(today - ts // DAY_MS for ts in times)
+    assert set(per_day) == set(range(days)) and all(ts <= now for ts in times)
+    # More recent days are busier, and the oldest day is no pile-up of the older tail.
+    assert per_day[1] > per_day[15] > per_day[days - 1]
+    assert per_day[days - 1] < 1.3 * per_day[days - 2]

@@ -93,6 +93,12 @@ def raw_counts(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int
         (owner, start_ms, end_ms)).fetchall()
 
 
+def has_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> bool:
+    """Whether any click, bots included, falls between two moments (one index probe)."""
+    return conn.execute(f"SELECT EXISTS (SELECT 1 FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ?)",
+                        (owner, start_ms, end_ms)).fetchone()[0] == 1
+
+
 def raw_clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int) -> int:
     return conn.execute(f"SELECT count(*) FROM clicks WHERE {scope.column} = ? AND ts >= ? AND is_bot = 0",
                         (owner, start_ms)).fetchone()[0]
