@@ -7,9 +7,12 @@ Deterministic for a given seed.
 """
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
+from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import msgspec
@@ -25,7 +28,7 @@ from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
 
 DAY_MS = 86_400_000
-DEMO_BATCH_SIZE = 20_000
+DEMO_BATCH_SIZE = 100_000
 DEMO_CHUNK = 200_000
 
 DESTINATIONS = [
@@ -80,35 +83,48 @@ def _draw(rng: random.Random, weighted: list[tuple[int, str]], count: int) -> li
     return rng.choices([value for _, value in weighted], weights=[weight for weight, _ in weighted], k=count)
 
 
-def _click_times(rng: random.Random, now_ms: int, days: int, count: int) -> list[int]:
-    """Moments in the last `days` days, busier in the evening and on more recent days."""
-    today = now_ms - now_ms % DAY_MS
+def _click_times(rng: random.Random, now_ms: int, days: int, count: int) -> Iterator[list[int]]:
+    """`count` moments in the last `days` days, busier in the evening and on more
+    recent days, oldest first, in lists of at most DEMO_CHUNK.
+
+    Oldest first like live traffic, so the clicks of a day sit together in the
+    table as they would in a real database."""
     # Days back drawn from an exponential cut off at `days` (inverse CDF): clamping
     # instead would pile the whole tail, about 8% of the clicks, onto the oldest day.
     rate = 2.5 / days
     tail = 1 - math.exp(-rate * days)
-    times = []
-    for _ in range(count):
-        day = min(int(-math.log(1 - rng.random() * tail) / rate), days - 1)
-        hour = min(max(rng.gauss(19, 4), 0), 23.99)
-        times.append(min(today - day * DAY_MS + int(hour * 3_600_000) + rng.randrange(3_600_000), now_ms))
-    return times
+    per_day = Counter(min(int(-math.log(1 - rng.random() * tail) / rate), days - 1) for _ in range(count))
+    today = now_ms - now_ms % DAY_MS
+    chunk: list[int] = []
+    for back in range(days - 1, -1, -1):
+        day_start = today - back * DAY_MS
+        moments = []
+        for _ in range(per_day[back]):
+            hour = min(max(rng.gauss(19, 4), 0), 23.999)
+            moment = day_start + int(hour * 3_600_000)
+            # Today's evening has not happened yet: such clicks fall in the part that has.
+            moments.append(moment if moment <= now_ms else day_start + rng.randrange(now_ms - day_start + 1))
+        chunk.extend(sorted(moments))
+        while len(chunk) >= DEMO_CHUNK:
+            yield chunk[:DEMO_CHUNK]
+            chunk = chunk[DEMO_CHUNK:]
+    if chunk:
+        yield chunk
 
 
-def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], count: int, days: int,
-                now_ms: int) -> list[Click]:
-    """`count` clicks over `targets` (link id, account id), Zipf-like per link."""
+def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[int]) -> list[Click]:
+    """Clicks at `times` over `targets` (link id, account id), Zipf-like per link."""
+    count = len(times)
     weights = [1 / (rank + 1) for rank in range(len(targets))]
     user_agents = _draw(rng, USER_AGENTS, count)
     ips = [ip or f"192.0.2.{rng.randrange(1, 255)}" for ip in _draw(rng, SAMPLE_IPS, count)]
-    clicks = [
+    return [
         Click(link_id, account_id, ts, user_agent, referrer, campaign, ip, "",
               not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent)
         for (link_id, account_id), ts, user_agent, referrer, campaign, ip in zip(
-            rng.choices(targets, weights=weights, k=count), _click_times(rng, now_ms, days, count),
+            rng.choices(targets, weights=weights, k=count), times,
             user_agents, _draw(rng, REFERRERS, count), _draw(rng, CAMPAIGNS, count), ips)
     ]
-    return sorted(clicks, key=lambda click: click.ts)
 
 
 async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30,
@@ -118,7 +134,7 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
     db = Database(config.storage.path)
     # Bigger batches than live traffic: more clicks fold into each rollup row per write.
     recorder = ClickRecorder(db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE,
-                                                         queue_size=DEMO_CHUNK))
+                                                         queue_size=2 * DEMO_CHUNK))
     try:
         if await db.run(account_store.account_by_email, email) is None:
             await db.run(accounts.create_key, email)
@@ -134,12 +150,15 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
             targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
         await recorder.start()
         made = bots = 0
-        now_ms = int(time.time() * 1000)
-        while targets and made < clicks:   # in chunks: ten million clicks don't fit in memory at once
-            chunk = demo_clicks(rng, targets, min(DEMO_CHUNK, clicks - made), max(days, 1), now_ms)
+        # In chunks: ten million clicks don't fit in memory at once.
+        for times in _click_times(rng, int(time.time() * 1000), max(days, 1), clicks if targets else 0):
+            # The recorder's own task writes while the next chunk is drawn; the queue
+            # holds two chunks, so waiting for one to drain means no click is dropped.
+            while recorder.pending > DEMO_CHUNK:
+                await asyncio.sleep(0.005)
+            chunk = demo_clicks(rng, targets, times)
             for click in chunk:
                 recorder.record(click)
-            await recorder.flush()
             made += len(chunk)
             bots += sum(click.is_bot for click in chunk)
         await recorder.stop()

@@ -39,10 +39,11 @@ def test_demo_seed_creates_the_account_and_rejects_bad_numbers(db_path, conn):
 
 
 
-def test_demo_click_times_thin_out_smoothly_to_the_oldest_day():
+def test_demo_click_times_come_in_order_and_thin_out_smoothly_to_the_oldest_day():
     now = 1_790_000_000_000
     days = 30
-    times = _click_times(random.Random(3), now, days, 60_000)
+    times = [moment for chunk in _click_times(random.Random(3), now, days, 60_000) for moment in chunk]
+    assert len(times) == 60_000 and times == sorted(times)          # oldest first, like live traffic
     today = now // DAY_MS
     per_day = Counter(today - ts // DAY_MS for ts in times)
     assert set(per_day) == set(range(days)) and all(ts <= now for ts in times)

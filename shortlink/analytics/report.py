@@ -1,8 +1,9 @@
 """LinkAnalytics and AccountAnalytics, assembled from rollups and raw clicks.
 
 A range is cut into whole UTC days, read from the daily rollups, and the partial
-first and last days, read from raw clicks; the two parts are added, so every
-figure equals a computation over raw clicks alone. Figures (human clicks only):
+first and last days, read from raw clicks (or from their rollup when nothing of
+that day lies outside the range); the parts are added, so every figure equals a
+computation over raw clicks alone. Figures (human clicks only):
 
 - totalClicks: all time; clicksToday / clicksThisWeek / clicksThisMonth: since
   00:00 UTC of today / of this week's Monday / of the 1st of this month.
