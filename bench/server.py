@@ -3,21 +3,46 @@
 The bare endpoint (/bench/bare, a constant 302) runs in the same process, server
 and framework as the redirect route, so their throughput ratio measures what our
 own work per click costs.
+
+uvicorn runs exactly as `shortlink serve` runs it. granian runs as its own
+command-line server (its Rust HTTP thread beside the Python one), on the app
+that `app_from_environment` builds; it is not a dependency of shortlink
+(`pip install -e '.[bench]'` to compare).
 """
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import shutil
+import sys
 
-from litestar import Response, get
+from litestar import Litestar, Response, get
 
 from shortlink.config import load_config
 from shortlink.server import build_server
 from shortlink.web.app import create_app
 
+CONFIG_VARIABLE = "BENCH_SHORTLINK_CONFIG"   # not SHORTLINK_*: those are config overrides
+
 
 @get("/bench/bare", include_in_schema=False)
 async def bare() -> Response:
     return Response(content=b"", status_code=302, headers={"Location": "https://example.com/"})
+
+
+def bench_app(config) -> Litestar:
+    app = create_app(config)
+    app.register(bare)
+    return app
+
+
+def app_from_environment() -> Litestar:
+    """granian's app factory: the config file is named by BENCH_SHORTLINK_CONFIG."""
+    config = load_config(os.environ[CONFIG_VARIABLE])
+    logging.getLogger("shortlink.access").setLevel(
+        logging.INFO if config.server.access_log else logging.WARNING)
+    return bench_app(config)
 
 
 def main() -> None:
@@ -26,15 +51,16 @@ def main() -> None:
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
     args = parser.parse_args()
     config = load_config(args.config)
-    app = create_app(config)
-    app.register(bare)
     if args.server == "uvicorn":
-        build_server(config, app).run()     # exactly what `shortlink serve` runs
-    else:
-        from granian.server.embed import Server
-        import asyncio
-        server = Server(app, address=config.server.host, port=config.server.port, interface="asgi")
-        asyncio.run(server.serve())
+        build_server(config, bench_app(config)).run()     # exactly what `shortlink serve` runs
+        return
+    granian = shutil.which("granian", path=os.path.dirname(sys.executable)) or shutil.which("granian")
+    if granian is None:
+        sys.exit("granian is not installed: pip install granian")
+    os.environ[CONFIG_VARIABLE] = args.config
+    os.execv(granian, [granian, "--interface", "asgi", "--factory", "--workers", "1", "--loop", "uvloop",
+                       "--host", config.server.host, "--port", str(config.server.port),
+                       "--no-access-log", "--log-level", "warning", "bench.server:app_from_environment"])
 
 
 if __name__ == "__main__":
