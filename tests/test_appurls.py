@@ -1,7 +1,7 @@
 """The app-URL builder and the visit plan: every platform × visitor class."""
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 from hypothesis import given
@@ -29,28 +29,39 @@ IOS_SNAPCHAT = Visitor("ios", "iOS", "safari", in_app="snapchat")
 ANDROID_FACEBOOK = Visitor("android", "Android", "other", in_app="facebook")
 ANDROID_WECHAT = Visitor("android", "Android", "other", in_app="wechat")
 
-# (destination, detected platform, iPhone app URL (None: plain redirect), Android Chrome redirect)
+# (destination, detected platform, iPhone: (scheme tried on load, https "Open in app" button),
+#  or None for a plain redirect to the web URL, or STORE for the store page; Android Chrome redirect)
+STORE = "store"
 BUILDER = [
-    ('https://www.youtube.com/watch?v=dQw4w9WgXcQ', Platform.YOUTUBE, 'youtube://www.youtube.com/watch?v=dQw4w9WgXcQ',
+    ('https://www.youtube.com/watch?v=dQw4w9WgXcQ', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/watch?v=dQw4w9WgXcQ', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ'),
      'intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3DdQw4w9WgXcQ;end'),
-    ('https://youtu.be/dQw4w9WgXcQ?t=42', Platform.YOUTUBE, 'youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42',
+    ('https://youtu.be/dQw4w9WgXcQ?t=42', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42'),
      'intent://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fyoutu.be%2FdQw4w9WgXcQ%3Ft%3D42;end'),
-    ('https://m.youtube.com/shorts/abcdefghijk', Platform.YOUTUBE, 'youtube://www.youtube.com/shorts/abcdefghijk',
+    ('https://m.youtube.com/shorts/abcdefghijk', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/shorts/abcdefghijk', 'https://www.youtube.com/shorts/abcdefghijk'),
      'intent://www.youtube.com/shorts/abcdefghijk#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fm.youtube.com%2Fshorts%2Fabcdefghijk;end'),
-    ('https://www.youtube.com/embed/dQw4w9WgXcQ?start=10', Platform.YOUTUBE, 'youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&start=10',
+    ('https://www.youtube.com/embed/dQw4w9WgXcQ?start=10', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&start=10', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ&start=10'),
      'intent://www.youtube.com/watch?v=dQw4w9WgXcQ&start=10#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fwww.youtube.com%2Fembed%2FdQw4w9WgXcQ%3Fstart%3D10;end'),
-    ('https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ', Platform.YOUTUBE, 'youtube://www.youtube.com/watch?v=dQw4w9WgXcQ',
+    ('https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/watch?v=dQw4w9WgXcQ', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ'),
      'intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fwww.youtube-nocookie.com%2Fembed%2FdQw4w9WgXcQ;end'),
-    ('https://www.youtube.com/@MrBeast', Platform.YOUTUBE, 'youtube://www.youtube.com/@MrBeast',
+    ('https://www.youtube.com/@MrBeast', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/@MrBeast', 'https://www.youtube.com/@MrBeast'),
      'intent://www.youtube.com/@MrBeast#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fwww.youtube.com%2F%40MrBeast;end'),
-    ('https://youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs', Platform.YOUTUBE, 'youtube://www.youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs',
+    ('https://youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs', Platform.YOUTUBE,
+     ('youtube://www.youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs', 'https://www.youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs'),
      'intent://www.youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs#Intent;scheme=https;package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fyoutube.com%2Fplaylist%3Flist%3DPL590L5WQmH8fJ54F369BLDSqIwcs-TCfs;end'),
     # YouTube Music is another app (its scheme is unverified): the web for everyone.
     ('https://music.youtube.com/watch?v=dQw4w9WgXcQ', Platform.YOUTUBE, None,
      'https://music.youtube.com/watch?v=dQw4w9WgXcQ'),
-    ('https://instagram.com/nasa/', Platform.INSTAGRAM, 'instagram://user?username=nasa',
+    ('https://instagram.com/nasa/', Platform.INSTAGRAM,
+     ('instagram://user?username=nasa', 'https://www.instagram.com/nasa/'),
      'intent://www.instagram.com/nasa/#Intent;scheme=https;package=com.instagram.android;S.browser_fallback_url=https%3A%2F%2Finstagram.com%2Fnasa%2F;end'),
-    ('https://www.instagram.com/natgeo', Platform.INSTAGRAM, 'instagram://user?username=natgeo',
+    ('https://www.instagram.com/natgeo', Platform.INSTAGRAM,
+     ('instagram://user?username=natgeo', 'https://www.instagram.com/natgeo'),
      'intent://www.instagram.com/natgeo#Intent;scheme=https;package=com.instagram.android;S.browser_fallback_url=https%3A%2F%2Fwww.instagram.com%2Fnatgeo;end'),
     # Posts need a numeric id for the scheme: iPhones get the universal link.
     ('https://www.instagram.com/p/C1a2b3c4d5e/', Platform.INSTAGRAM, None,
@@ -59,13 +70,17 @@ BUILDER = [
      'intent://www.instagram.com/reel/C9xYz12AbCd/?igsh=abc#Intent;scheme=https;package=com.instagram.android;S.browser_fallback_url=https%3A%2F%2Fwww.instagram.com%2Freel%2FC9xYz12AbCd%2F%3Figsh%3Dabc;end'),
     ('https://www.instagram.com/explore/tags/cats/', Platform.INSTAGRAM, None,
      'intent://www.instagram.com/explore/tags/cats/#Intent;scheme=https;package=com.instagram.android;S.browser_fallback_url=https%3A%2F%2Fwww.instagram.com%2Fexplore%2Ftags%2Fcats%2F;end'),
-    ('https://x.com/jack/status/20', Platform.TWITTER, 'twitter://status?id=20',
+    ('https://x.com/jack/status/20', Platform.TWITTER,
+     ('twitter://status?id=20', 'https://x.com/jack/status/20'),
      'intent://x.com/jack/status/20#Intent;scheme=https;package=com.twitter.android;S.browser_fallback_url=https%3A%2F%2Fx.com%2Fjack%2Fstatus%2F20;end'),
-    ('https://twitter.com/jack/statuses/20?s=21', Platform.TWITTER, 'twitter://status?id=20',
+    ('https://twitter.com/jack/statuses/20?s=21', Platform.TWITTER,
+     ('twitter://status?id=20', 'https://twitter.com/jack/statuses/20?s=21'),
      'intent://twitter.com/jack/statuses/20?s=21#Intent;scheme=https;package=com.twitter.android;S.browser_fallback_url=https%3A%2F%2Ftwitter.com%2Fjack%2Fstatuses%2F20%3Fs%3D21;end'),
-    ('https://x.com/i/web/status/1780000000000000000', Platform.TWITTER, 'twitter://status?id=1780000000000000000',
+    ('https://x.com/i/web/status/1780000000000000000', Platform.TWITTER,
+     ('twitter://status?id=1780000000000000000', 'https://x.com/i/web/status/1780000000000000000'),
      'intent://x.com/i/web/status/1780000000000000000#Intent;scheme=https;package=com.twitter.android;S.browser_fallback_url=https%3A%2F%2Fx.com%2Fi%2Fweb%2Fstatus%2F1780000000000000000;end'),
-    ('https://mobile.twitter.com/NASA', Platform.TWITTER, 'twitter://user?screen_name=NASA',
+    ('https://mobile.twitter.com/NASA', Platform.TWITTER,
+     ('twitter://user?screen_name=NASA', 'https://twitter.com/NASA'),
      'intent://twitter.com/NASA#Intent;scheme=https;package=com.twitter.android;S.browser_fallback_url=https%3A%2F%2Fmobile.twitter.com%2FNASA;end'),
     ('https://x.com/home', Platform.TWITTER, None,
      'intent://x.com/home#Intent;scheme=https;package=com.twitter.android;S.browser_fallback_url=https%3A%2F%2Fx.com%2Fhome;end'),
@@ -89,11 +104,14 @@ BUILDER = [
      'intent://www.reddit.com/r/python/#Intent;scheme=https;package=com.reddit.frontpage;S.browser_fallback_url=https%3A%2F%2Fwww.reddit.com%2Fr%2Fpython%2F;end'),
     ('https://redd.it/abc123', Platform.REDDIT, None,
      'intent://redd.it/abc123#Intent;scheme=https;package=com.reddit.frontpage;S.browser_fallback_url=https%3A%2F%2Fredd.it%2Fabc123;end'),
-    ('https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC', Platform.SPOTIFY, 'spotify:track:4uLU6hMCjMI75M1A2tKUQC',
+    ('https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC', Platform.SPOTIFY,
+     ('spotify:track:4uLU6hMCjMI75M1A2tKUQC', 'https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC'),
      'intent://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC#Intent;scheme=https;package=com.spotify.music;S.browser_fallback_url=https%3A%2F%2Fopen.spotify.com%2Ftrack%2F4uLU6hMCjMI75M1A2tKUQC;end'),
-    ('https://open.spotify.com/intl-de/album/1DFixLWuPkv3KT3TnV35m3?si=x', Platform.SPOTIFY, 'spotify:album:1DFixLWuPkv3KT3TnV35m3',
+    ('https://open.spotify.com/intl-de/album/1DFixLWuPkv3KT3TnV35m3?si=x', Platform.SPOTIFY,
+     ('spotify:album:1DFixLWuPkv3KT3TnV35m3', 'https://open.spotify.com/intl-de/album/1DFixLWuPkv3KT3TnV35m3?si=x'),
      'intent://open.spotify.com/intl-de/album/1DFixLWuPkv3KT3TnV35m3?si=x#Intent;scheme=https;package=com.spotify.music;S.browser_fallback_url=https%3A%2F%2Fopen.spotify.com%2Fintl-de%2Falbum%2F1DFixLWuPkv3KT3TnV35m3%3Fsi%3Dx;end'),
-    ('https://open.spotify.com/playlist/37i9dQZF1DXcBWIGoYBM5M', Platform.SPOTIFY, 'spotify:playlist:37i9dQZF1DXcBWIGoYBM5M',
+    ('https://open.spotify.com/playlist/37i9dQZF1DXcBWIGoYBM5M', Platform.SPOTIFY,
+     ('spotify:playlist:37i9dQZF1DXcBWIGoYBM5M', 'https://open.spotify.com/playlist/37i9dQZF1DXcBWIGoYBM5M'),
      'intent://open.spotify.com/playlist/37i9dQZF1DXcBWIGoYBM5M#Intent;scheme=https;package=com.spotify.music;S.browser_fallback_url=https%3A%2F%2Fopen.spotify.com%2Fplaylist%2F37i9dQZF1DXcBWIGoYBM5M;end'),
     ('https://spotify.link/AbCdEf', Platform.SPOTIFY, None,
      'intent://spotify.link/AbCdEf#Intent;scheme=https;package=com.spotify.music;S.browser_fallback_url=https%3A%2F%2Fspotify.link%2FAbCdEf;end'),
@@ -105,7 +123,8 @@ BUILDER = [
      'intent://www.amazon.co.uk/gp/product/B07FZ8S74R/#Intent;scheme=https;package=com.amazon.mShop.android.shopping;S.browser_fallback_url=https%3A%2F%2Fwww.amazon.co.uk%2Fgp%2Fproduct%2FB07FZ8S74R%2F;end'),
     ('https://amzn.to/3xYzAbC', Platform.AMAZON, None,
      'intent://amzn.to/3xYzAbC#Intent;scheme=https;package=com.amazon.mShop.android.shopping;S.browser_fallback_url=https%3A%2F%2Famzn.to%2F3xYzAbC;end'),
-    ('https://apps.apple.com/us/app/spotify-music-and-podcasts/id324684580', Platform.APPSTORE, None,
+    # iPhones get the store page, which opens the App Store once and keeps a button.
+    ('https://apps.apple.com/us/app/spotify-music-and-podcasts/id324684580', Platform.APPSTORE, STORE,
      'https://apps.apple.com/us/app/spotify-music-and-podcasts/id324684580'),
     ('https://play.google.com/store/apps/details?id=com.spotify.music&hl=en', Platform.PLAYSTORE, None,
      'https://play.google.com/store/apps/details?id=com.spotify.music&hl=en'),
@@ -124,12 +143,18 @@ def test_the_builder_table_covers_every_platform():
     assert {platform for _, platform, _, _ in BUILDER} == set(Platform)
 
 
-@pytest.mark.parametrize(("url", "platform", "ios_app_url", "android_location"), BUILDER,
+@pytest.mark.parametrize(("url", "platform", "iphone", "android_location"), BUILDER,
                          ids=[row[0] for row in BUILDER])
-def test_builder(url, platform, ios_app_url, android_location):
+def test_builder(url, platform, iphone, android_location):
     assert detect_platform(url, ["sho.rt"]) is platform
     web = web_uri(url)
-    expected_ios = Plan("ios", web, ios_app_url) if ios_app_url else Plan("redirect", web)
+    if iphone is None:
+        expected_ios = Plan("redirect", web)
+    elif iphone == STORE:
+        expected_ios = Plan("store", web, web, auto_url=web)
+    else:
+        scheme_url, universal_link = iphone
+        expected_ios = Plan("ios", web, universal_link, auto_url=scheme_url, fallback=web)
     assert plan_visit(IOS, platform, url, None, None, SHORT) == expected_ios
     assert plan_visit(ANDROID_CHROME, platform, url, None, None, SHORT) == \
         Plan("redirect", android_location)
@@ -156,7 +181,7 @@ VISITORS = {"bot": BOT, "desktop": DESKTOP_VISITOR, "ios": IOS, "ios-chrome": IO
             "android-samsung": ANDROID_SAMSUNG, "android-other": ANDROID_OTHER,
             "android-facebook": ANDROID_FACEBOOK, "android-wechat": ANDROID_WECHAT}
 # The action each visitor class gets per platform (no per-OS URLs set).
-R, I, A = "redirect", "ios", "in_app"
+R, I, A, S = "redirect", "ios", "in_app", "store"
 ACTIONS = {  # bot desk ios ios-ch ios-ig ios-snap and-ch and-ff and-sam and-oth and-fb and-wechat
     Platform.YOUTUBE: (R, R, I, I, A, A, "intent", R, R, R, A, A),
     Platform.INSTAGRAM: (R, R, I, I, A, A, "intent", R, R, R, A, A),
@@ -167,8 +192,13 @@ ACTIONS = {  # bot desk ios ios-ch ios-ig ios-snap and-ch and-ff and-sam and-oth
     Platform.LINKEDIN: (R, R, R, R, A, R, "intent", R, R, R, A, A),
     Platform.REDDIT: (R, R, R, R, A, R, "intent", R, R, R, A, A),
     Platform.AMAZON: (R, R, R, R, A, R, "intent", R, R, R, A, A),
-    **{platform: (R,) * 12 for platform in (Platform.SHORTLINK, Platform.APPSTORE,
-                                             Platform.PLAYSTORE, Platform.OTHER)},
+    # No app: in-app browsers are offered the system browser where an escape works, and
+    # iPhones get the store page for App Store destinations (Snapchat has no escape).
+    Platform.APPSTORE: (R, R, S, S, A, S, R, R, R, R, A, R),
+    Platform.PLAYSTORE: (R, R, R, R, A, R, R, R, R, R, A, R),
+    Platform.OTHER: (R, R, R, R, A, R, R, R, R, R, A, R),
+    # A link to another short link: that link decides, nothing is offered on the way.
+    Platform.SHORTLINK: (R,) * 12,
 }
 
 
@@ -182,9 +212,9 @@ def test_every_platform_for_every_visitor_class(platform, name):
         assert plan.action == "redirect" and plan.location.startswith("intent://")
     else:
         assert plan.action == expected
-        assert plan.location == url        # the page's fallback or the redirect: the web URL
+        assert plan.location == url        # the page's website link or the redirect: the web URL
     if expected == R:
-        assert plan.app_url is None and plan.escape_url is None
+        assert plan == Plan(R, url)
 
 
 def test_bots_and_desktops_never_get_an_app_url():
@@ -213,53 +243,135 @@ def test_per_os_urls_are_the_phone_destination_for_store_and_other_links():
         "https://play.google.com/store/apps/details?id=com.spotify.music"
     for platform in (Platform.APPSTORE, Platform.PLAYSTORE, Platform.OTHER):
         web = SAMPLES[platform]
-        assert plan_visit(IOS, platform, web, ios_url, android_url, SHORT) == Plan(R, ios_url)
-        assert plan_visit(IOS_INSTAGRAM, platform, web, ios_url, None, SHORT) == Plan(R, ios_url)
+        # An App Store destination on an iPhone: the store page, never a bare redirect.
+        assert plan_visit(IOS, platform, web, ios_url, android_url, SHORT) == \
+            Plan(S, web, ios_url, auto_url=ios_url)
+        assert plan_visit(IOS_CHROME, platform, web, ios_url, None, SHORT) == \
+            Plan(S, web, ios_url, auto_url=ios_url)
+        assert plan_visit(IOS_SNAPCHAT, platform, web, ios_url, None, SHORT) == \
+            Plan(S, web, ios_url, auto_url=ios_url)
+        assert plan_visit(IOS_INSTAGRAM, platform, web, ios_url, None, SHORT) == \
+            Plan(A, ios_url, escape_url=ESCAPE_IOS)
+        # Google Play on Android: a plain https redirect (the market intent is a guess).
         assert plan_visit(ANDROID_CHROME, platform, web, ios_url, android_url, SHORT) == Plan(R, android_url)
         assert plan_visit(ANDROID_FIREFOX, platform, web, ios_url, android_url, SHORT) == Plan(R, android_url)
+        assert plan_visit(ANDROID_SAMSUNG, platform, web, ios_url, android_url, SHORT) == Plan(R, android_url)
+        assert plan_visit(ANDROID_WECHAT, platform, web, ios_url, android_url, SHORT) == Plan(R, android_url)
+        assert plan_visit(ANDROID_FACEBOOK, platform, web, ios_url, android_url, SHORT) == \
+            Plan(A, android_url, escape_url=ESCAPE_ANDROID)
         assert plan_visit(DESKTOP_VISITOR, platform, web, ios_url, android_url, SHORT) == Plan(R, web)
+    # The store page offers the website too when there is one besides the store.
+    assert plan_visit(IOS, Platform.OTHER, "https://example.com/", ios_url, None, SHORT) == \
+        Plan(S, "https://example.com/", ios_url, auto_url=ios_url)
+    # An iosUrl that is not the App Store is an ordinary redirect.
+    assert plan_visit(IOS, Platform.OTHER, "https://example.com/", "https://m.example.com/ios", None,
+                      SHORT) == Plan(R, "https://m.example.com/ios")
     # An App Store link on Android without androidUrl goes to the web page, and vice versa.
     assert plan_visit(ANDROID_CHROME, Platform.APPSTORE, SAMPLES[Platform.APPSTORE], ios_url, None,
                       SHORT) == Plan(R, SAMPLES[Platform.APPSTORE])
     assert plan_visit(IOS, Platform.PLAYSTORE, SAMPLES[Platform.PLAYSTORE], None, android_url,
                       SHORT) == Plan(R, SAMPLES[Platform.PLAYSTORE])
     # The service's own links ignore them.
-    assert plan_visit(IOS, Platform.SHORTLINK, SAMPLES[Platform.SHORTLINK], ios_url, android_url,
-                      SHORT) == Plan(R, SAMPLES[Platform.SHORTLINK])
+    for visitor in (IOS, IOS_INSTAGRAM, ANDROID_CHROME, ANDROID_FACEBOOK):
+        assert plan_visit(visitor, Platform.SHORTLINK, SAMPLES[Platform.SHORTLINK], ios_url, android_url,
+                          SHORT) == Plan(R, SAMPLES[Platform.SHORTLINK])
 
 
 def test_per_os_urls_are_the_not_installed_fallback_for_app_platforms():
     ios_url, android_url = "https://apps.apple.com/app/id544007664", \
         "https://play.google.com/store/apps/details?id=com.google.android.youtube"
+    # "Continue to website" is the website; only the automatic fallback goes to the store.
     assert plan_visit(IOS, Platform.YOUTUBE, YOUTUBE, ios_url, android_url, SHORT) == \
-        Plan("ios", ios_url, YT_IOS)
-    assert plan_visit(ANDROID_CHROME, Platform.YOUTUBE, YOUTUBE, ios_url, android_url, SHORT) == \
-        Plan(R, android_intent(YOUTUBE, "com.google.android.youtube", android_url))
+        Plan(I, YOUTUBE, YOUTUBE, auto_url=YT_IOS, fallback=ios_url)
+    assert plan_visit(IOS, Platform.YOUTUBE, YOUTUBE, None, android_url, SHORT) == \
+        Plan(I, YOUTUBE, YOUTUBE, auto_url=YT_IOS, fallback=YOUTUBE)
+    intent = android_intent(YOUTUBE, "com.google.android.youtube", android_url)
+    assert intent == ("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;"
+                      "package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fplay.google.com"
+                      "%2Fstore%2Fapps%2Fdetails%3Fid%3Dcom.google.android.youtube;end")
+    assert plan_visit(ANDROID_CHROME, Platform.YOUTUBE, YOUTUBE, ios_url, android_url, SHORT) == Plan(R, intent)
+    assert plan_visit(ANDROID_FACEBOOK, Platform.YOUTUBE, YOUTUBE, ios_url, android_url, SHORT) == \
+        Plan(A, YOUTUBE, intent, escape_url=ESCAPE_ANDROID, fallback=android_url)
     # Browsers that cannot use the intent get the website, not the store.
     assert plan_visit(ANDROID_FIREFOX, Platform.YOUTUBE, YOUTUBE, ios_url, android_url, SHORT) == \
         Plan(R, YOUTUBE)
 
 
+def test_the_iphone_button_is_the_https_universal_link():
+    # Canonical host, https even for an http destination; the scheme is only tried on load.
+    plan = plan_visit(IOS, Platform.TWITTER, "http://mobile.twitter.com/NASA?s=20", None, None, SHORT)
+    assert plan == Plan(I, "http://mobile.twitter.com/NASA?s=20", "https://twitter.com/NASA?s=20",
+                        auto_url="twitter://user?screen_name=NASA", fallback="http://mobile.twitter.com/NASA?s=20")
+
+
 def test_in_app_browsers_get_the_app_and_an_escape_with_the_marker():
     assert plan_visit(IOS_INSTAGRAM, Platform.YOUTUBE, YOUTUBE, None, None, SHORT) == \
-        Plan(A, YOUTUBE, YT_IOS, ESCAPE_IOS)
+        Plan(A, YOUTUBE, YT_IOS, escape_url=ESCAPE_IOS)
+    # Android in-app pages go to the fallback themselves if the app does not open.
     assert plan_visit(ANDROID_FACEBOOK, Platform.YOUTUBE, YOUTUBE, None, None, SHORT) == \
-        Plan(A, YOUTUBE, YT_INTENT, ESCAPE_ANDROID)
+        Plan(A, YOUTUBE, YT_INTENT, escape_url=ESCAPE_ANDROID, fallback=YOUTUBE)
     # The marker is set once, other parameters of the short URL kept.
     assert plan_visit(IOS_INSTAGRAM, Platform.YOUTUBE, YOUTUBE, None, None,
                       SHORT + "?utm_source=ig&iab=0").escape_url == \
         "x-safari-https://sho.rt/l/abc?utm_source=ig&iab=1"
     # Where no escape works (Snapchat on iOS, WeChat) none is offered.
     assert plan_visit(IOS_SNAPCHAT, Platform.YOUTUBE, YOUTUBE, None, None, SHORT) == \
-        Plan(A, YOUTUBE, YT_IOS, None)
+        Plan(A, YOUTUBE, YT_IOS)
     assert plan_visit(ANDROID_WECHAT, Platform.YOUTUBE, YOUTUBE, None, None, SHORT) == \
-        Plan(A, YOUTUBE, YT_INTENT, None)
+        Plan(A, YOUTUBE, YT_INTENT, fallback=YOUTUBE)
     # No app scheme and no escape: nothing to offer, a plain redirect.
     assert plan_visit(IOS_SNAPCHAT, Platform.FACEBOOK, SAMPLES[Platform.FACEBOOK], None, None,
                       SHORT) == Plan(R, SAMPLES[Platform.FACEBOOK])
     # x-safari exists only for https.
     assert plan_visit(IOS_INSTAGRAM, Platform.YOUTUBE, YOUTUBE, None, None,
                       "http://sho.rt/l/abc").escape_url is None
+
+
+def test_instagram_from_424_escapes_through_its_own_extbrowser_url():
+    for version, escape in [(0, ESCAPE_IOS), (423, ESCAPE_IOS),
+                            (424, "instagram://extbrowser/?url=https%3A%2F%2Fsho.rt%2Fl%2Fabc%3Fiab%3D1"),
+                            (445, "instagram://extbrowser/?url=https%3A%2F%2Fsho.rt%2Fl%2Fabc%3Fiab%3D1")]:
+        visitor = Visitor("ios", "iOS", "safari", in_app="instagram", app_version=version)
+        assert plan_visit(visitor, Platform.YOUTUBE, YOUTUBE, None, None, SHORT) == \
+            Plan(A, YOUTUBE, YT_IOS, escape_url=escape), version
+    # Android keeps the intent, which works there.
+    android = Visitor("android", "Android", "other", in_app="instagram", app_version=445)
+    assert plan_visit(android, Platform.YOUTUBE, YOUTUBE, None, None, SHORT).escape_url == ESCAPE_ANDROID
+
+
+@pytest.mark.parametrize(("query", "encoded"), [
+    ("utm_source=a|b", "utm_source=a%7Cb"),
+    ('q="x"&r=<y>', "q=%22x%22&r=%3Cy%3E"),
+    ("q=a b^c`d{e}", "q=a%20b%5Ec%60d%7Be%7D"),
+    ("q=caf\xc3\xa9", "q=caf%C3%A9"),            # raw UTF-8 bytes, as latin-1 text from ASGI
+    ("q=%7C&s=a%2Fb", "q=%7C&s=a%2Fb"),          # already encoded: kept as sent
+])
+def test_every_escape_url_is_percent_encoded(query, encoded):
+    short = SHORT + "?" + query
+    ios = plan_visit(IOS_INSTAGRAM, Platform.YOUTUBE, YOUTUBE, None, None, short)
+    assert ios.escape_url == f"x-safari-https://sho.rt/l/abc?{encoded}&iab=1"
+    extbrowser = Visitor("ios", "iOS", "safari", in_app="instagram", app_version=445)
+    assert plan_visit(extbrowser, Platform.YOUTUBE, YOUTUBE, None, None, short).escape_url == \
+        "instagram://extbrowser/?url=" + quote(f"https://sho.rt/l/abc?{encoded}&iab=1", safe="")
+    android = plan_visit(ANDROID_FACEBOOK, Platform.YOUTUBE, YOUTUBE, None, None, short)
+    assert android.escape_url == f"intent://sho.rt/l/abc?{encoded}&iab=1#Intent;scheme=https;end"
+    for url in (ios.escape_url, android.escape_url):
+        assert _is_uri(url)
+
+
+def test_in_app_browsers_are_offered_the_system_browser_for_links_without_an_app():
+    for platform in (Platform.OTHER, Platform.PLAYSTORE, Platform.APPSTORE):
+        url = SAMPLES[platform]
+        assert plan_visit(IOS_INSTAGRAM, platform, url, None, None, SHORT) == Plan(A, url, escape_url=ESCAPE_IOS)
+        assert plan_visit(ANDROID_FACEBOOK, platform, url, None, None, SHORT) == \
+            Plan(A, url, escape_url=ESCAPE_ANDROID)
+        # Back from the escape, or no escape that works: straight on.
+        assert plan_visit(ANDROID_FACEBOOK, platform, url, None, None, SHORT, escaped=True) == Plan(R, url)
+        assert plan_visit(ANDROID_WECHAT, platform, url, None, None, SHORT) == Plan(R, url)
+    # YouTube Music is no app of the table: like any website.
+    music = "https://music.youtube.com/watch?v=dQw4w9WgXcQ"
+    assert plan_visit(IOS_INSTAGRAM, Platform.YOUTUBE, music, None, None, SHORT) == \
+        Plan(A, music, escape_url=ESCAPE_IOS)
 
 
 def test_coming_back_through_the_escape_never_offers_it_again():
@@ -273,6 +385,7 @@ def test_with_escape_marker():
     assert with_escape_marker("https://sho.rt/l/abc") == "https://sho.rt/l/abc?iab=1"
     assert with_escape_marker("https://sho.rt/l/abc?iab=1") == "https://sho.rt/l/abc?iab=1"
     assert with_escape_marker("https://sho.rt/l/abc?a=1&iab=x&b=2") == "https://sho.rt/l/abc?a=1&b=2&iab=1"
+    assert with_escape_marker("https://sho.rt/l/abc?a=|&iab") == "https://sho.rt/l/abc?a=%7C&iab=1"
 
 
 def test_an_iri_destination_is_redirected_as_a_uri_through_the_app(client, auth):
@@ -295,8 +408,11 @@ _urls = st.builds(
     st.sampled_from(["https", "http"]), _hosts, _segment, _segment, _segment)
 _store_urls = st.none() | st.sampled_from(["https://apps.apple.com/app/id1",
                                            "https://play.google.com/store/apps/details?id=a.b"])
+# Raw queries as ASGI gives them (latin-1 text of the bytes sent), unencoded characters included.
 _queries = st.sampled_from(["", "utm_source=a", "utm_source=a&utm_medium=b%20c", "x=1&utm_term=%3B%23",
-                            "iab=1&utm_campaign=z"])
+                            "iab=1&utm_campaign=z", 'utm_source=a|b&q="x"', "utm_content=caf\xc3\xa9&r=<y>"])
+_visitors = st.sampled_from([*VISITORS.values(),
+                             Visitor("ios", "iOS", "safari", in_app="instagram", app_version=445)])
 
 
 def _is_uri(url: str) -> bool:
@@ -304,15 +420,15 @@ def _is_uri(url: str) -> bool:
         all(ch.isprintable() for ch in url)
 
 
-@given(_urls, st.sampled_from(list(VISITORS.values())), _store_urls, _store_urls, _queries)
+@given(_urls, _visitors, _store_urls, _store_urls, _queries)
 def test_every_plan_is_a_valid_url_with_a_web_fallback(url, visitor, ios_url, android_url, query):
     web = forward_utm(url, query)
     platform = detect_platform(url, ["sho.rt"])
     plan = plan_visit(visitor, platform, web, forward_utm(ios_url, query) if ios_url else None,
                       forward_utm(android_url, query) if android_url else None,
                       SHORT + ("?" + query if query else ""), escaped="iab=1" in query)
-    assert plan.action in (R, I, A)
-    for emitted in (plan.location, plan.app_url, plan.escape_url):
+    assert plan.action in (R, I, A, S)
+    for emitted in (plan.location, plan.app_url, plan.auto_url, plan.escape_url, plan.fallback):
         if emitted is not None:
             assert _is_uri(emitted), emitted
             assert emitted.split(":", 1)[0] in APP_SCHEMES | {"http", "https"}
@@ -326,7 +442,7 @@ def test_every_plan_is_a_valid_url_with_a_web_fallback(url, visitor, ios_url, an
         assert plan == Plan(R, web_uri(web))
 
 
-@given(_urls, st.sampled_from(list(VISITORS.values())), _queries)
+@given(_urls, _visitors, _queries)
 def test_utm_forwarding_into_a_plan_is_idempotent(url, visitor, query):
     platform = detect_platform(url, ["sho.rt"])
     once = forward_utm(url, query)

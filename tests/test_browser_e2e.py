@@ -23,28 +23,40 @@ import pytest
 from shortlink import accounts
 from shortlink.storage import connect
 from tests.live_server import LiveServer, free_port
-from tests.test_visitor_route import ANDROID_CHROME, INSTAGRAM_IOS, IPHONE
+from tests.test_visitor_route import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
 
 
-def find_or_install_chromium() -> str:
-    """Debian's chromium: installed here when missing (root with apt), else the reason why not."""
+def cannot_run(config, reason: str):
+    """Skip, saying why on the terminal itself (a skipped test's own output is never shown)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"browser tests skipped: {reason}")
+    else:
+        print(f"browser tests skipped: {reason}")
+    pytest.skip(reason)
+
+
+def find_or_install_chromium(config) -> str:
+    """Debian's chromium, installed here when missing (as root, or through sudo without a
+    password); the tests are skipped only where it cannot be installed."""
     found = shutil.which("chromium")
     if found:
         return found
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        pytest.skip("chromium is missing and cannot be installed here (needs apt-get as root)")
+    if shutil.which("apt-get") is None:
+        cannot_run(config, "chromium is missing and there is no apt-get to install it")
+    as_root = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if as_root and shutil.which("sudo") is None:
+        cannot_run(config, "chromium is missing and installing it needs root (no sudo here)")
     for command in (["apt-get", "install", "-y", "-q", "chromium"],
                     ["sh", "-c", "apt-get update -q && apt-get install -y -q chromium"]):
-        result = subprocess.run(command, capture_output=True, text=True, timeout=600,
+        result = subprocess.run([*as_root, *command], capture_output=True, text=True, timeout=600,
                                 env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         if result.returncode == 0 and shutil.which("chromium"):
             return shutil.which("chromium")
-    reason = f"chromium could not be installed: {result.stderr.strip()[-300:]}"
-    print(reason)
-    pytest.skip(reason)
+    cannot_run(config, f"chromium could not be installed: {result.stderr.strip()[-300:]}")
 
 
 class FakeYouTube(http.server.BaseHTTPRequestHandler):
@@ -63,8 +75,8 @@ class FakeYouTube(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    chromium = find_or_install_chromium()
+def setup(tmp_path_factory, pytestconfig):
+    chromium = find_or_install_chromium(pytestconfig)
     destination = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
     threading.Thread(target=destination.serve_forever, daemon=True).start()
     server = LiveServer(tmp_path_factory.mktemp("browser"))
@@ -78,6 +90,8 @@ def setup(tmp_path_factory):
     links = {name: create(server, key, **body) for name, body in {
         "video": {"originalUrl": VIDEO, "customCode": "video"},
         "locked": {"originalUrl": "https://example.com/secret", "customCode": "locked", "password": "open sesame"},
+        "guarded": {"originalUrl": "https://example.com/guarded", "customCode": "guarded", "password": "open sesame"},
+        "store": {"originalUrl": "https://apps.apple.com/us/app/youtube/id544007664", "customCode": "store"},
         "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
         "expiring": {"originalUrl": "https://example.com/e", "customCode": "expiring",
                      "expiresAt": datetime.fromtimestamp(expires_at, UTC).isoformat()},
@@ -126,7 +140,8 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     assert page.get_by_text("Open in app").is_visible()
-    assert page.get_by_text("Open in app").get_attribute("href").startswith("youtube://")
+    # The button is the https universal link; the script tries youtube:// once by itself.
+    assert page.get_by_text("Open in app").get_attribute("href") == "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
     assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
     page.screenshot(path=ARTIFACTS / "iphone-interstitial.png")
     context.close()
@@ -179,6 +194,44 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
     context.close()
 
 
+def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, browser):
+    _, server, _, _ = setup
+    context = phone(browser, FACEBOOK_ANDROID)
+    page = context.new_page()
+    response = page.goto(f"{server.base_url}/l/video")
+    assert response.status == 200
+    app = page.get_by_text("Open in app", exact=True).get_attribute("href")
+    assert app.startswith("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;")
+    assert "package=com.google.android.youtube;" in app
+    escape = page.get_by_text("Open in browser").get_attribute("href")
+    assert escape == f"intent://127.0.0.1:{server.port}/l/video?iab=1#Intent;scheme=https;end"
+    assert page.get_by_text("Continue", exact=True).get_attribute("href") == VIDEO
+    page.screenshot(path=ARTIFACTS / "android-in-app-interstitial.png")
+    time.sleep(2)
+    assert page.url.startswith(server.base_url)          # nothing opens before a tap
+    # The app is not installed here: after a tap the page goes on to the fallback itself
+    # (Meta's webviews ignore the intent's own fallback).
+    page.get_by_text("Open in app", exact=True).click(no_wait_after=True)
+    deadline = time.monotonic() + 10
+    while page.url != VIDEO and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert page.url == VIDEO
+    context.close()
+
+
+def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
+    _, server, _, _ = setup
+    # Scripts off: with them the page would go on to the App Store at once.
+    context = browser.new_context(user_agent=IPHONE, viewport={"width": 390, "height": 844},
+                                  device_scale_factor=2, is_mobile=True, java_script_enabled=False)
+    page = context.new_page()
+    assert page.goto(f"{server.base_url}/l/store").status == 200
+    assert page.get_by_text("Open in the App Store").get_attribute("href") == \
+        "https://apps.apple.com/us/app/youtube/id544007664"
+    page.screenshot(path=ARTIFACTS / "iphone-store-page.png")
+    context.close()
+
+
 def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
     _, server, _, expires_at = setup
     context = phone(browser, IPHONE)
@@ -205,4 +258,22 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
     with page.expect_request("https://example.com/secret") as followed:
         page.click("button[type=submit]")
     assert followed.value.redirected_from.response().status == 303
+    context.close()
+
+
+def test_too_many_password_attempts_page(setup, browser):
+    _, server, _, _ = setup
+    context = phone(browser, IPHONE)
+    page = context.new_page()
+    page.goto(f"{server.base_url}/l/guarded")
+    statuses = []
+    while 429 not in statuses and len(statuses) < 10:    # 5 attempts a minute by default
+        page.fill("input[name=password]", "wrong guess")
+        with page.expect_response(f"{server.base_url}/l/guarded") as answered:
+            page.click("button[type=submit]")
+        statuses.append(answered.value.status)
+    assert statuses == [403] * 5 + [429]
+    assert answered.value.headers["retry-after"].isdigit()
+    assert "too many attempts" in page.inner_text("body").lower()
+    page.screenshot(path=ARTIFACTS / "too-many-attempts.png")
     context.close()

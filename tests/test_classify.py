@@ -35,7 +35,7 @@ def test_the_corpus_holds_every_previewer_the_issue_names():
     for token in ("facebookexternalhit", "facebot", "twitterbot", "slackbot", "slack-imgproxy",
                   "discordbot", "whatsapp/", "telegrambot", "linkedinbot", "applebot", "iframely",
                   "embedly", "skypeuripreview", "pinterestbot", "redditbot", "mastodon/",
-                  "google-pagerenderer", "vkshare", "bluesky cardyb"):
+                  "google-pagerenderer", "vkshare", "bluesky cardyb", "thirdlandingpagefeinfra"):
         assert token in agents, token
 
 

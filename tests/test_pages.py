@@ -14,11 +14,16 @@ from shortlink.visits.appurls import Plan
 
 HOSTILE_TITLES = ["</script><script>alert(1)</script>", '"><img src=x onerror=alert(1)>',
                   "<!-- x", "Tom & Jerry's <b>"]
-IOS_PLAN = Plan("ios", "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
-                "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ")
-IN_APP_PLAN = Plan("in_app", "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
-                   "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ",
-                   "x-safari-https://sho.rt/l/abc?iab=1")
+VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+STORE = "https://apps.apple.com/app/id544007664"
+IOS_PLAN = Plan("ios", VIDEO, VIDEO, auto_url="youtube://www.youtube.com/watch?v=dQw4w9WgXcQ", fallback=STORE)
+STORE_PLAN = Plan("store", "https://example.com/", STORE, auto_url=STORE)
+IN_APP_PLAN = Plan("in_app", VIDEO, "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ",
+                   escape_url="x-safari-https://sho.rt/l/abc?iab=1")
+ANDROID_IN_APP_PLAN = Plan("in_app", VIDEO, "intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;"
+                           "package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fx.test;end",
+                           escape_url="intent://sho.rt/l/abc?iab=1#Intent;scheme=https;end",
+                           fallback="https://x.test")
 VOID = {"meta", "input", "br", "img", "link"}
 
 
@@ -66,7 +71,9 @@ def all_pages(title: str | None = "A title") -> dict[str, str]:
         "expired": pages.expired_page(), "password": pages.password_page(),
         "password_error": pages.password_page("Wrong <password>"),
         "too_many": pages.too_many_attempts_page(42),
-        "ios": pages.ios_page(IOS_PLAN, title), "in_app": pages.in_app_page(IN_APP_PLAN, title),
+        "ios": pages.ios_page(IOS_PLAN, title), "store": pages.store_page(STORE_PLAN, title),
+        "in_app": pages.in_app_page(IN_APP_PLAN, title),
+        "android_in_app": pages.in_app_page(ANDROID_IN_APP_PLAN, title),
     }
 
 
@@ -113,42 +120,73 @@ def test_headers_forbid_caching_indexing_framing_and_foreign_content():
 
 @pytest.mark.parametrize("title", HOSTILE_TITLES)
 def test_hostile_titles_are_escaped(title):
-    for name in ("ios", "in_app"):
+    for name, scripts in (("ios", 2), ("store", 2), ("in_app", 0), ("android_in_app", 2)):
         document = all_pages(title)[name]
         assert title not in document
         page = Page(document)
         assert title in "".join(page.text)                   # shown as text, not markup
-        assert [tag for tag, _ in page.tags].count("script") == (2 if name == "ios" else 0)
+        assert [tag for tag, _ in page.tags].count("script") == scripts
         assert not any(tag == "img" for tag, _ in page.tags)
 
 
 def test_hostile_urls_cannot_leave_the_json_block_or_an_attribute():
     hostile = 'https://example.com/</script><script>alert(1)</script>?a="b"&c=<d>'
-    document = pages.ios_page(Plan("ios", hostile, "youtube://x/</script>"), None)
+    document = pages.ios_page(Plan("ios", hostile, hostile, auto_url="youtube://x/</script>",
+                                   fallback=hostile), None)
     page = Page(document)
     data_blocks = [source for attrs, source in page.scripts if attrs.get("type") == "application/json"]
     assert len(data_blocks) == 1 and "<" not in data_blocks[0] and "&" not in data_blocks[0]
-    assert json.loads(data_blocks[0]) == {"app": "youtube://x/</script>", "fallback": hostile,
+    assert json.loads(data_blocks[0]) == {"auto": "youtube://x/</script>", "fallback": hostile,
                                           "delay": pages.FALLBACK_DELAY_MS}
-    assert [href for href, _ in page.anchors] == ["youtube://x/</script>", hostile]
+    assert [href for href, _ in page.anchors] == [hostile, hostile]
     assert pages.script_json({"u": "</script>&"}) == '{"u": "\\u003c/script\\u003e\\u0026"}'
+
+
+def the_script(page: Page) -> tuple[dict, str]:
+    data = next(source for attrs, source in page.scripts if attrs.get("type") == "application/json")
+    return json.loads(data), next(source for attrs, source in page.scripts if "type" not in attrs)
 
 
 def test_ios_page_tries_the_app_once_and_falls_back_unless_hidden():
     page = Page(pages.ios_page(IOS_PLAN, "Rick"))
-    assert page.anchors == [(IOS_PLAN.app_url, "Open in app"), (IOS_PLAN.location, "Continue to website")]
-    script = next(source for attrs, source in page.scripts if "type" not in attrs)
+    # The button is the https universal link; the website link is the website, never iosUrl.
+    assert page.anchors == [(VIDEO, "Open in app"), (VIDEO, "Continue to website")]
+    data, script = the_script(page)
+    assert data == {"auto": IOS_PLAN.auto_url, "fallback": STORE, "delay": 2500}
     assert "visibilitychange" in script and "pagehide" in script and "location.replace" in script
     assert script.count("location.href=") == 1 and "setInterval" not in script
     assert pages.FALLBACK_DELAY_MS == 2500
+
+
+def test_store_page_opens_the_store_once_and_keeps_a_button():
+    page = Page(pages.store_page(STORE_PLAN, None))
+    assert page.anchors == [(STORE, "Open in the App Store"), ("https://example.com/", "Continue to website")]
+    assert the_script(page)[0] == {"auto": STORE, "fallback": None, "delay": 2500}
+    # An App Store link itself: no second button to the same place.
+    alone = Page(pages.store_page(Plan("store", STORE, STORE, auto_url=STORE), None))
+    assert alone.anchors == [(STORE, "Open in the App Store")]
 
 
 def test_in_app_page_offers_app_browser_and_continue():
     page = Page(pages.in_app_page(IN_APP_PLAN, None))
     assert page.anchors == [(IN_APP_PLAN.app_url, "Open in app"),
                             (IN_APP_PLAN.escape_url, "Open in browser"), (IN_APP_PLAN.location, "Continue")]
+    assert page.scripts == []               # iOS in-app pages never open anything by themselves
     without_escape = Page(pages.in_app_page(Plan("in_app", IN_APP_PLAN.location, IN_APP_PLAN.app_url), None))
     assert without_escape.anchors == [(IN_APP_PLAN.app_url, "Open in app"), (IN_APP_PLAN.location, "Continue")]
+    no_app = Page(pages.in_app_page(Plan("in_app", "https://example.com/",
+                                         escape_url=IN_APP_PLAN.escape_url), None))
+    assert no_app.anchors == [(IN_APP_PLAN.escape_url, "Open in browser"), ("https://example.com/", "Continue")]
+    assert "its app" not in "".join(no_app.text)
+
+
+def test_android_in_app_page_arms_the_fallback_on_the_app_button_only():
+    page = Page(pages.in_app_page(ANDROID_IN_APP_PLAN, None))
+    app_button = next(attrs for tag, attrs in page.tags if tag == "a" and attrs.get("id") == "app")
+    assert app_button["href"] == ANDROID_IN_APP_PLAN.app_url
+    data, script = the_script(page)
+    assert data == {"auto": None, "fallback": "https://x.test", "delay": 1500}
+    assert "getElementById('app').addEventListener('click'" in script
 
 
 def test_password_page_posts_to_the_same_url_and_reveals_nothing():

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.test_visitor_route import DESKTOP, make_link, visit
+from tests.test_visitor_route import DESKTOP, flush, make_link, visit
 
 
 @pytest.fixture
@@ -47,6 +47,10 @@ def test_hostile_request_data_is_never_reflected(client, abc):
     assert "<script>alert" not in response.text
 
 
-def test_an_oversized_user_agent_is_cropped_not_refused(client, abc):
-    response = visit(client, "abc", ua="Mozilla/5.0 " + "x" * 20_000)
+def test_an_oversized_user_agent_is_cropped_not_refused(client, abc, conn):
+    agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) " + "x" * 20_000
+    response = visit(client, "abc", ua=agent)
     assert response.status_code == 302
+    flush(client)
+    stored = conn.execute("SELECT user_agent, os FROM clicks").fetchone()
+    assert stored["user_agent"] == agent[:512] and stored["os"] == "iOS"

@@ -1,9 +1,10 @@
 """GET/HEAD/POST /l/<code> through the real app: every response kind."""
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
 
@@ -12,6 +13,7 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
+from tests.test_pages import Page
 
 DESKTOP = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
            "Chrome/131.0.0.0 Safari/537.36")
@@ -23,8 +25,15 @@ ANDROID_FIREFOX = "Mozilla/5.0 (Android 14; Mobile; rv:132.0) Gecko/132.0 Firefo
 INSTAGRAM_IOS = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
                  "(KHTML, like Gecko) Mobile/15E148 Instagram 339.0.3.12.91 (iPhone14,5; iOS 17_5; "
                  "en_US; en; scale=3.00; 1170x2532; 618947271)")
+SAMSUNG = ("Mozilla/5.0 (Linux; Android 12; SM-G991B) AppleWebKit/537.36 (KHTML, like Gecko) "
+           "SamsungBrowser/23.0 Chrome/115.0.0.0 Mobile Safari/537.36")
+FACEBOOK_ANDROID = ("Mozilla/5.0 (Linux; Android 14; Pixel 8 Build/AP2A.240905.003; wv) AppleWebKit/537.36 "
+                    "(KHTML, like Gecko) Version/4.0 Chrome/130.0.6723.83 Mobile Safari/537.36 "
+                    "[FB_IAB/FB4A;FBAV/488.0.0.62.79;IABMV/1;]")
 FACEBOOK_BOT = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 YOUTUBE = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+APP_STORE = "https://apps.apple.com/us/app/youtube/id544007664"
+PLAY = "https://play.google.com/store/apps/details?id=com.google.android.youtube"
 
 
 def make_link(client, auth, **body):
@@ -50,6 +59,11 @@ def flush(client):
 
 def clicks(conn):
     return conn.execute("SELECT * FROM clicks ORDER BY id").fetchall()
+
+
+def page_data(page):
+    """The JSON the page gives its script."""
+    return json.loads(next(source for attrs, source in page.scripts if attrs.get("type") == "application/json"))
 
 
 def assert_visitor_headers(response):
@@ -93,23 +107,112 @@ def test_android_firefox_gets_the_web_url(client, auth):
     assert response.status_code == 302 and response.headers["location"] == YOUTUBE
 
 
+def test_android_samsung_internet_gets_the_web_url(client, auth):
+    link = make_link(client, auth, originalUrl=YOUTUBE, androidUrl=PLAY)
+    response = visit(client, link["shortCode"], ua=SAMSUNG)
+    assert response.status_code == 302 and response.headers["location"] == YOUTUBE
+
+
 def test_iphone_gets_an_interstitial_offering_the_app_and_the_website(client, auth):
-    link = make_link(client, auth, originalUrl=YOUTUBE)
-    response = visit(client, link["shortCode"], ua=IPHONE)
+    link = make_link(client, auth, originalUrl=YOUTUBE, iosUrl=APP_STORE, androidUrl=PLAY)
+    response = visit(client, link["shortCode"], ua=IPHONE, query="utm_source=qr")
     assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
     assert "content-security-policy" in response.headers and "noindex" in response.headers["x-robots-tag"]
     assert_visitor_headers(response)
-    assert "youtube" in response.text and "dQw4w9WgXcQ" in response.text
+    page = Page(response.text)
+    video = YOUTUBE + "&utm_source=qr"
+    # "Open in app" is the https universal link; "Continue to website" the website, not iosUrl,
+    # which is where the page goes by itself when the app did not open.
+    assert page.anchors == [(video, "Open in app"), (video, "Continue to website")]
+    assert page_data(page) == {"auto": "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=qr",
+                               "fallback": APP_STORE + "?utm_source=qr", "delay": 2500}
+
+
+def test_android_in_app_browser_page_through_the_app(client, auth, conn):
+    link = make_link(client, auth, originalUrl=YOUTUBE, androidUrl=PLAY)
+    code = link["shortCode"]
+    response = visit(client, code, ua=FACEBOOK_ANDROID, query="utm_source=fb")
+    assert response.status_code == 200 and response.headers["content-type"] == "text/html; charset=utf-8"
+    assert_visitor_headers(response)
+    play = PLAY + "&utm_source=fb"
+    intent = ("intent://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=fb#Intent;scheme=https;"
+              "package=com.google.android.youtube;S.browser_fallback_url=" + quote(play, safe="") + ";end")
+    assert Page(response.text).anchors == [
+        (intent, "Open in app"),
+        (f"intent://sho.rt/l/{code}?utm_source=fb&iab=1#Intent;scheme=https;end", "Open in browser"),
+        (YOUTUBE + "&utm_source=fb", "Continue")]
+    # Meta's webviews ignore the intent's fallback: the page goes there itself after a tap.
+    assert page_data(Page(response.text)) == {"auto": None, "fallback": play, "delay": 1500}
+    flush(client)
+    assert len(clicks(conn)) == 1
+
+
+@pytest.mark.parametrize(("body", "iphone", "android", "samsung"), [
+    # OTHER: iosUrl/androidUrl are the phone destinations; an App Store one gets the store page.
+    ({"originalUrl": "https://example.com/app", "iosUrl": APP_STORE, "androidUrl": PLAY},
+     ("store", APP_STORE, "https://example.com/app"), PLAY, PLAY),
+    ({"originalUrl": "https://example.com/app", "iosUrl": "https://m.example.com/ios"},
+     "https://m.example.com/ios", "https://example.com/app", "https://example.com/app"),
+    ({"originalUrl": "https://example.com/app"},
+     "https://example.com/app", "https://example.com/app", "https://example.com/app"),
+    # APPSTORE: the store page on iPhones; Android goes to androidUrl, else the App Store's web page.
+    ({"originalUrl": APP_STORE, "androidUrl": PLAY}, ("store", APP_STORE, None), PLAY, PLAY),
+    ({"originalUrl": APP_STORE}, ("store", APP_STORE, None), APP_STORE, APP_STORE),
+    # PLAYSTORE: a plain https redirect on Android; iPhones go to iosUrl, else the Play web page.
+    ({"originalUrl": PLAY, "iosUrl": APP_STORE}, ("store", APP_STORE, PLAY), PLAY, PLAY),
+    ({"originalUrl": PLAY}, PLAY, PLAY, PLAY),
+])
+def test_store_and_other_links_on_phones(client, auth, conn, body, iphone, android, samsung):
+    code = make_link(client, auth, **body)["shortCode"]
+    response = visit(client, code, ua=IPHONE)
+    if isinstance(iphone, tuple):
+        _, store, website = iphone
+        assert response.status_code == 200 and "location" not in response.headers
+        page = Page(response.text)
+        assert page.anchors == [(store, "Open in the App Store")] + \
+            ([(website, "Continue to website")] if website else [])
+        assert page_data(page) == {"auto": store, "fallback": None, "delay": 2500}
+    else:
+        assert response.status_code == 302 and response.headers["location"] == iphone
+    for ua, expected in ((ANDROID_CHROME, android), (SAMSUNG, samsung)):
+        response = visit(client, code, ua=ua)
+        assert response.status_code == 302 and response.headers["location"] == expected
+    response = visit(client, code)
+    assert response.status_code == 302 and response.headers["location"] == body["originalUrl"]
+    flush(client)
+    assert len(clicks(conn)) == 4      # the store page counts like a redirect
+
+
+def test_in_app_browsers_are_offered_the_system_browser_for_a_website(client, auth):
+    link = make_link(client, auth, originalUrl="https://example.com/a")
+    code = link["shortCode"]
+    page = Page(visit(client, code, ua=INSTAGRAM_IOS, query="x=a|b").text)
+    assert page.anchors == [(f"x-safari-https://sho.rt/l/{code}?x=a%7Cb&iab=1", "Open in browser"),
+                            ("https://example.com/a", "Continue")]
+    back = visit(client, code, ua=INSTAGRAM_IOS, query="x=a|b&iab=1")
+    assert back.status_code == 302 and back.headers["location"] == "https://example.com/a"
+
+
+def test_instagram_424_and_later_escape_through_extbrowser(client, auth):
+    code = make_link(client, auth, originalUrl=YOUTUBE)["shortCode"]
+    new_instagram = INSTAGRAM_IOS.replace("Instagram 339.0.3.12.91", "Instagram 445.0.0.36.70")
+    anchors = dict((label, href) for href, label in Page(visit(client, code, ua=new_instagram,
+                                                               query="utm_source=a|b").text).anchors)
+    assert anchors["Open in browser"] == "instagram://extbrowser/?url=" + quote(
+        f"https://sho.rt/l/{code}?utm_source=a%7Cb&iab=1", safe="")
 
 
 def test_in_app_browser_gets_an_escape_to_the_real_browser(client, auth):
     link = make_link(client, auth, originalUrl=YOUTUBE)
-    response = visit(client, link["shortCode"], ua=INSTAGRAM_IOS)
+    code = link["shortCode"]
+    response = visit(client, code, ua=INSTAGRAM_IOS)
     assert response.status_code == 200
-    assert "x-safari-https://" in response.text and "iab=1" in response.text
+    assert Page(response.text).anchors == [
+        ("youtube://www.youtube.com/watch?v=dQw4w9WgXcQ", "Open in app"),
+        (f"x-safari-https://sho.rt/l/{code}?iab=1", "Open in browser"), (YOUTUBE, "Continue")]
     # Coming back through the escape link: no escape offered again.
-    again = visit(client, link["shortCode"], ua=INSTAGRAM_IOS, query="iab=1")
+    again = visit(client, code, ua=INSTAGRAM_IOS, query="iab=1")
     assert "x-safari-https://" not in again.text
 
 
@@ -123,19 +226,25 @@ def test_clicks_are_recorded_with_their_fields_and_head_is_not_counted(client, a
     link = make_link(client, auth)
     visit(client, link["shortCode"], query="utm_source=newsletter", Referer="https://www.google.com/search?q=x")
     visit(client, link["shortCode"], ua=FACEBOOK_BOT)
+    visit(client, link["shortCode"], ua=IPHONE)
     head = visit(client, link["shortCode"], method="HEAD")
     assert head.status_code == 302 and head.headers["location"] == "https://example.com/a?b=1#top"
     flush(client)
     rows = clicks(conn)
-    assert len(rows) == 2
-    human, bot = rows
-    assert human["is_bot"] == 0 and bot["is_bot"] == 1
-    assert human["campaign"] == "newsletter"
-    assert "google" in human["referrer"]
+    assert len(rows) == 3
+    human, bot, phone = rows
+    assert human["is_bot"] == 0 and bot["is_bot"] == 1 and phone["is_bot"] == 0
+    assert human["campaign"] == "newsletter" and bot["campaign"] == "None"
+    assert human["referrer"] == "www.google.com" and bot["referrer"] == "Direct"
     assert human["user_agent"] == DESKTOP
+    assert (human["device"], human["browser"], human["os"]) == ("desktop", "Chrome", "Windows")
+    assert (phone["device"], phone["browser"], phone["os"]) == ("mobile", "Mobile Safari", "iOS")
+    assert (bot["device"], bot["browser"], bot["os"]) == ("other", "FacebookBot", "Other")
+    # The test client's peer is no IP address; countries are tested in test_visit_network.py.
+    assert {row["country"] for row in rows} == {"Unknown"}
     assert "testclient" not in human["visitor_hash"] and len(human["visitor_hash"]) >= 16
     api = client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]
-    assert api["clickCount"] == 2
+    assert api["clickCount"] == 3
 
 
 def test_unknown_code_is_a_404_page(client):
@@ -252,3 +361,104 @@ def test_path_tricks_never_reach_another_link(client, auth, code):
     make_link(client, auth, customCode="abc")
     response = client.get(f"/l/{code}", headers={"User-Agent": DESKTOP}, follow_redirects=False)
     assert response.status_code == 404
+
+
+def test_redirects_have_no_body_and_no_content_type(client, auth):
+    link = make_link(client, auth)
+    for ua in (DESKTOP, ANDROID_CHROME, FACEBOOK_BOT):
+        response = visit(client, link["shortCode"], ua=ua)
+        assert response.status_code == 302 and response.content == b""
+        assert "content-type" not in response.headers and response.headers["content-length"] == "0"
+
+
+def _expire(conn, link):
+    conn.execute("UPDATE links SET expires_at = '2001-01-01T00:00:00.000Z' WHERE public_id = ?", (link["id"],))
+
+
+# Every response kind of GET /l/<code>: the link, how it is made unavailable, the visitor,
+# the status, text of the page (None: a redirect), and whether the GET is counted.
+RESPONSE_KINDS = {
+    "redirect": ({}, None, DESKTOP, 302, None, True),
+    "android intent": ({"originalUrl": YOUTUBE}, None, ANDROID_CHROME, 302, None, True),
+    "ios interstitial": ({"originalUrl": YOUTUBE}, None, IPHONE, 200, "Continue to website", True),
+    "store page": ({"originalUrl": APP_STORE}, None, IPHONE, 200, "Open in the App Store", True),
+    "ios in-app page": ({"originalUrl": YOUTUBE}, None, INSTAGRAM_IOS, 200, "Open in browser", True),
+    "android in-app page": ({"originalUrl": YOUTUBE}, None, FACEBOOK_ANDROID, 200, "Open in browser", True),
+    "password form": ({"password": "open sesame"}, None, IPHONE, 200, "Password required", False),
+    "not found": (None, None, DESKTOP, 404, "Link not found", False),
+    "paused": ({}, lambda client, auth, conn, link: client.patch(
+        f"/api/v1/links/{link['id']}", headers=auth, json={"isActive": False}),
+        DESKTOP, 404, "Link unavailable", False),
+    "expired": ({}, lambda client, auth, conn, link: _expire(conn, link), DESKTOP, 410, "Link expired", False),
+}
+
+
+@pytest.mark.parametrize("kind", list(RESPONSE_KINDS))
+def test_head_answers_exactly_like_get_without_a_body_and_is_never_counted(client, auth, conn, kind):
+    body, close, ua, status, text, counted = RESPONSE_KINDS[kind]
+    code = "nope12"
+    if body is not None:
+        link = make_link(client, auth, **body)
+        code = link["shortCode"]
+        if close is not None:
+            close(client, auth, conn, link)
+    head = visit(client, code, ua=ua, method="HEAD")
+    get = visit(client, code, ua=ua)
+    assert head.status_code == get.status_code == status
+    assert head.content == b"" and dict(head.headers) == dict(get.headers)
+    assert int(get.headers["content-length"]) == len(get.content)
+    assert_visitor_headers(get)
+    if text is None:
+        assert get.content == b"" and "content-type" not in get.headers and "location" in get.headers
+    else:
+        assert text in get.text and get.headers["content-type"] == "text/html; charset=utf-8"
+    flush(client)
+    assert len(clicks(conn)) == (1 if counted else 0)     # the GET's click only
+
+
+def test_bots_never_get_past_a_password_form(make_client, new_key, conn):
+    client = make_client(limits_password_attempts_per_minute=2)
+    client.base_url = "https://testserver.local"     # the cookie is Secure
+    auth = bearer(new_key())
+    code = make_link(client, auth, password="open sesame", originalUrl=YOUTUBE)["shortCode"]
+    # The right password from a previewer: the form again, no cookie, nothing revealed or counted.
+    for _ in range(5):
+        posted = client.post(f"/l/{code}", data={"password": "open sesame"},
+                             headers={"User-Agent": FACEBOOK_BOT}, follow_redirects=False)
+        assert posted.status_code == 200 and "<form" in posted.text
+        assert "set-cookie" not in posted.headers and "dQw4w9WgXcQ" not in posted.text
+    # Those posts spent none of the attempts of a person at the same address (2 a minute here).
+    wrong = client.post(f"/l/{code}", data={"password": "guess"}, headers={"User-Agent": DESKTOP},
+                        follow_redirects=False)
+    right = client.post(f"/l/{code}", data={"password": "open sesame"}, headers={"User-Agent": DESKTOP},
+                        follow_redirects=False)
+    assert (wrong.status_code, right.status_code) == (403, 303)
+    # With the remembered-password cookie a person goes on; a previewer still gets the form.
+    assert visit(client, code).status_code == 302
+    for method in ("GET", "HEAD"):
+        bot = visit(client, code, ua=FACEBOOK_BOT, method=method)
+        assert bot.status_code == 200 and "location" not in bot.headers
+    assert "<form" in visit(client, code, ua=FACEBOOK_BOT).text
+    flush(client)
+    assert [row["is_bot"] for row in clicks(conn)] == [0, 0]   # the person's entry and visit
+
+
+def test_a_link_to_its_own_short_url_redirects_to_itself_without_failing(client, auth, conn):
+    # Older data may hold such a loop (new links are refused); every visitor gets a plain
+    # redirect to it, which browsers end after a few rounds.
+    for password in (None, "open sesame"):
+        link = make_link(client, auth, **({"password": password} if password else {}))
+        code = link["shortCode"]
+        own = f"{SHORT_HOST}/l/{code}"
+        conn.execute("UPDATE links SET original_url = ?, platform = 'SHORTLINK' WHERE public_id = ?",
+                     (own, link["id"]))
+        for ua in (DESKTOP, IPHONE, ANDROID_CHROME, SAMSUNG, INSTAGRAM_IOS, FACEBOOK_ANDROID, FACEBOOK_BOT):
+            for method in ("GET", "HEAD"):
+                response = visit(client, code, ua=ua, method=method)
+                if password:
+                    assert response.status_code == 200 and "<form" in visit(client, code, ua=ua).text
+                else:
+                    assert response.status_code == 302 and response.headers["location"] == own, ua
+        posted = client.post(f"/l/{code}", data={"password": password or ""},
+                             headers={"User-Agent": DESKTOP}, follow_redirects=False)
+        assert posted.status_code == 303 and posted.headers["location"] == own

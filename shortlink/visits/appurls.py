@@ -16,7 +16,7 @@ from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 import msgspec
 
-from shortlink.links.platforms import Platform
+from shortlink.links.platforms import Platform, detect_platform
 from shortlink.visits.classify import Visitor
 
 ESCAPE_MARKER = "iab"
@@ -34,13 +34,19 @@ _QUERY_SAFE = _PATH_SAFE + "?"
 # Snapchat, X and WeChat on iOS and TikTok/WeChat on Android have none that works.
 _IOS_ESCAPES = frozenset({"instagram", "facebook", "messenger", "threads", "tiktok", "linkedin"})
 _ANDROID_ESCAPES = frozenset({"instagram", "facebook", "messenger", "threads", "line"})
+# x-safari-https:// stopped working in Instagram 424 (inapp-debugger #22); from then on
+# Instagram's own instagram://extbrowser/?url= is the escape (reported working in 445).
+INSTAGRAM_EXTBROWSER_FROM = 424
 
 
 class Plan(msgspec.Struct, frozen=True):
-    action: str                     # redirect | ios | in_app
-    location: str                   # the redirect target, or the page's web fallback
-    app_url: str | None = None      # the app's URL (iOS scheme or Android intent)
+    """A redirect, or one of the pages (ios, store, in_app) with the URLs it offers."""
+    action: str                     # redirect | ios | store | in_app
+    location: str                   # the redirect target, or the page's website ("Continue") link
+    app_url: str | None = None      # the "Open in app" button (the App Store's on the store page)
+    auto_url: str | None = None     # opened once by the page itself on load
     escape_url: str | None = None   # opens this short URL in the system browser
+    fallback: str | None = None     # where the page goes by itself when the app did not open
 
 
 class AppRoute(msgspec.Struct, frozen=True):
@@ -198,17 +204,25 @@ def android_intent(url: str, package: str | None = None, fallback: str | None = 
 
 
 def with_escape_marker(short_url: str) -> str:
-    """The short URL with the loop-breaking marker set (once)."""
+    """The short URL with the loop-breaking marker set (once), percent-encoded.
+
+    Its query is the request's raw query (bytes as latin-1 text, as ASGI gives them):
+    whatever a client sent unencoded (`|`, quotes, raw bytes) is encoded here."""
     parts = urlsplit(short_url)
     kept = [segment for segment in parts.query.split("&")
             if segment and segment.split("=", 1)[0] != ESCAPE_MARKER]
-    return urlunsplit(parts._replace(query="&".join([*kept, f"{ESCAPE_MARKER}=1"])))
+    query = quote("&".join(kept), safe=_QUERY_SAFE, encoding="latin-1")
+    return urlunsplit(parts._replace(path=quote(parts.path, safe=_PATH_SAFE),
+                                     query=f"{query}&{ESCAPE_MARKER}=1" if query else f"{ESCAPE_MARKER}=1"))
 
 
 def _escape_url(visitor: Visitor, short_url: str) -> str | None:
     marked = with_escape_marker(short_url)
-    if visitor.kind == "ios" and visitor.in_app in _IOS_ESCAPES and marked.startswith("https://"):
-        return "x-safari-" + marked
+    if visitor.kind == "ios":
+        if visitor.in_app == "instagram" and visitor.app_version >= INSTAGRAM_EXTBROWSER_FROM:
+            return "instagram://extbrowser/?url=" + quote(marked, safe="")
+        if visitor.in_app in _IOS_ESCAPES and marked.startswith("https://"):
+            return "x-safari-" + marked
     if visitor.kind == "android" and visitor.in_app in _ANDROID_ESCAPES:
         return android_intent(marked)
     return None
@@ -225,21 +239,21 @@ def _is_web(url: str | None) -> bool:
 def _allowed(plan: Plan) -> bool:
     if not _is_web(plan.location) and not (plan.action == "redirect" and _scheme(plan.location) == "intent"):
         return False
+    if plan.fallback is not None and not _is_web(plan.fallback):
+        return False
     return all(url is None or _scheme(url) in _EMITTED_SCHEMES
-               for url in (plan.app_url, plan.escape_url))
+               for url in (plan.app_url, plan.auto_url, plan.escape_url))
 
 
-def _app_plan(visitor: Visitor, app: AppRoute, web_url: str, ios_url: str | None,
-              android_url: str | None, short_url: str, escaped: bool) -> Plan:
-    canonical = app.canonical(urlsplit(web_url))
-    if canonical is None:
-        return Plan("redirect", web_url)
-    escape_url = None if escaped else _escape_url(visitor, short_url)
+def _app_plan(visitor: Visitor, app: AppRoute, canonical: SplitResult, web_url: str,
+              fallback: str, escape_url: str | None) -> Plan:
+    """A link the platform's app opens; `fallback` is where to go when it is not installed."""
     if visitor.kind == "android":
-        fallback = android_url if _is_web(android_url) else web_url
         intent = android_intent(urlunsplit(canonical), app.package(canonical.hostname or ""), fallback)
         if visitor.in_app:
-            return Plan("in_app", web_url, intent, escape_url)
+            # Meta's webviews ignore the intent's fallback when the app is missing ("page
+            # can't be loaded"): the page goes there itself unless the app took over.
+            return Plan("in_app", web_url, intent, escape_url=escape_url, fallback=fallback)
         # Chrome hands a redirected intent to the app or follows the fallback; Firefox
         # always takes the fallback and Samsung Internet is untested: plain https there.
         return Plan("redirect", intent if visitor.browser == "chrome" else web_url)
@@ -247,30 +261,49 @@ def _app_plan(visitor: Visitor, app: AppRoute, web_url: str, ios_url: str | None
     if visitor.in_app:
         if scheme_url is None and escape_url is None:
             return Plan("redirect", web_url)
-        return Plan("in_app", web_url, scheme_url, escape_url)
+        return Plan("in_app", web_url, scheme_url, escape_url=escape_url)
     if scheme_url is None:
         return Plan("redirect", web_url)
-    return Plan("ios", ios_url if _is_web(ios_url) else web_url, scheme_url)
+    # The button is the https universal link (a cross-domain tap opens the app most
+    # reliably); the custom scheme is tried once on load.
+    universal_link = urlunsplit(canonical._replace(scheme="https"))
+    return Plan("ios", web_url, universal_link, auto_url=scheme_url, fallback=fallback)
+
+
+def _web_plan(visitor: Visitor, destination: str, web_url: str, escape_url: str | None) -> Plan:
+    """A destination no app of the table opens: a website or a store page."""
+    if escape_url is not None:
+        # No app to open, but the system browser (logins, saved passwords) still helps.
+        return Plan("in_app", destination, escape_url=escape_url)
+    if visitor.kind == "ios" and detect_platform(destination) is Platform.APPSTORE:
+        # Redirected straight to the store, Safari asks "Open in App Store?" and Cancel
+        # leaves a blank page: a page that opens the store once and keeps a button.
+        return Plan("store", web_url, destination, auto_url=destination)
+    return Plan("redirect", destination)
 
 
 def plan_visit(visitor: Visitor, platform: Platform, web_url: str, ios_url: str | None,
                android_url: str | None, short_url: str, escaped: bool = False) -> Plan:
     """Where this visitor goes for a link (utm parameters already forwarded onto the URLs).
 
-    Bots and desktops always get the web URL. `escaped` means the visitor came back
-    through our "Open in browser" link, which is then never offered again.
+    Bots and desktops always get the web URL. On phones, iosUrl/androidUrl are where
+    store and OTHER links go, and where app links go when the app is not installed.
+    `escaped` means the visitor came back through our "Open in browser" link, which is
+    then never offered again. `short_url` is only read for in-app visitors.
     """
     web_url = web_uri(web_url)
-    ios_url = web_uri(ios_url) if ios_url else None
-    android_url = web_uri(android_url) if android_url else None
     web_plan = Plan("redirect", web_url)
-    if visitor.is_bot or visitor.kind not in ("ios", "android"):
+    if visitor.is_bot or visitor.kind not in ("ios", "android") or platform is Platform.SHORTLINK:
+        # A link to one of our own short URLs: the inner link decides for itself.
         return web_plan
+    phone_url = ios_url if visitor.kind == "ios" else android_url
+    phone_url = web_uri(phone_url) if _is_web(phone_url) else None
+    escape_url = _escape_url(visitor, short_url) if visitor.in_app and not escaped else None
     app = APPS.get(platform)
-    if app is None:
-        phone_url = ios_url if visitor.kind == "ios" else android_url
-        if platform in PHONE_DESTINATION_PLATFORMS and _is_web(phone_url):
-            return Plan("redirect", phone_url)
-        return web_plan
-    plan = _app_plan(visitor, app, web_url, ios_url, android_url, short_url, escaped)
+    canonical = app.canonical(urlsplit(web_url)) if app is not None else None
+    if canonical is not None:
+        plan = _app_plan(visitor, app, canonical, web_url, phone_url or web_url, escape_url)
+    else:
+        destination = phone_url if phone_url and platform in PHONE_DESTINATION_PLATFORMS else web_url
+        plan = _web_plan(visitor, destination, web_url, escape_url)
     return plan if _allowed(plan) else web_plan

@@ -25,16 +25,19 @@ PREVIEW_AGENTS = (
     "vkShare", "Bluesky Cardyb", "Snap URL Preview Service", "KakaoTalk-Scrap",
     "Yahoo Link Preview", "Discourse Forum Onebox", "MicrosoftPreview", "HeadlessChrome",
     "Google-InspectionTool",
+    "thirdLandingPageFeInfra",   # TikTok's link preloader, otherwise an ordinary Android agent
+    r"^node\b",                  # Node's built-in fetch ("node"); other clients are crawlerdetect's
 )
 _PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
 
 # In-app browsers (name, token), most specific first: Messenger before Facebook,
 # Threads ("Barcelona") before Instagram. Case-sensitive on purpose ("Line/" vs "Linux").
+# A group named "version" captures the app's major version where an escape depends on it.
 IN_APP_TOKENS = (
     ("messenger", r"FBAN/Messenger|FB_IAB/MESSENGER"),
     ("facebook", r"FBAN/|FBAV/|FB_IAB/|MetaIAB Facebook"),
     ("threads", r"\bBarcelona \d"),
-    ("instagram", r"\bInstagram \d"),
+    ("instagram", r"\bInstagram (?P<version>\d+)"),
     ("tiktok", r"musical_ly|BytedanceWebview|\bTikTok\b"),
     ("linkedin", r"LinkedInApp"),
     ("snapchat", r"Snapchat/"),
@@ -76,6 +79,7 @@ class Visitor(msgspec.Struct, frozen=True):
     os: str = "other"          # iOS | Android | Windows | macOS | ChromeOS | Linux | other
     browser: str = "other"     # chrome | firefox | samsung | safari | edge | opera | other
     in_app: str | None = None  # instagram, facebook, messenger, threads, tiktok, ...
+    app_version: int = 0       # the in-app browser's major version where it matters, else 0
     is_bot: bool = False
 
 
@@ -115,9 +119,12 @@ def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Vis
     os = _os_of(user_agent, ch_platform, ch_mobile)
     browser = _browser_of(user_agent, os)
     if os in ("iOS", "Android"):
-        in_app = next((name for name, pattern in _IN_APP if pattern.search(user_agent)), None)
-        if in_app is not None:
-            return Visitor(kind=_kind_of(os), os=os, browser=browser, in_app=in_app)
+        for name, pattern in _IN_APP:
+            match = pattern.search(user_agent)
+            if match is not None:
+                version = match.groupdict().get("version")
+                return Visitor(kind=_kind_of(os), os=os, browser=browser, in_app=name,
+                               app_version=int(version) if version else 0)
     if _CRAWLERS.is_crawler(user_agent):
         return Visitor(kind="bot", is_bot=True)
     return Visitor(kind=_kind_of(os), os=os, browser=browser)

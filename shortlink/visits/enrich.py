@@ -94,12 +94,6 @@ def _country_of_ip(ip: str) -> str:
     return code if _COUNTRY_CODE.fullmatch(code or "") else UNKNOWN_COUNTRY
 
 
-def warm_up() -> None:
-    """Load the geolocation tables and build the user-agent matchers (a few hundred ms) up front."""
-    _geoip()
-    ua_parser.parse("Mozilla/5.0")
-
-
 def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> str:
     """Keyed hash of (IP, user agent): stable within a day, unlinkable once the key is gone."""
     return hmac.digest(day_key, f"{ip}\n{user_agent}".encode(), "sha256")[:16].hex()

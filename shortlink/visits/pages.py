@@ -15,7 +15,8 @@ from html import escape
 from shortlink.visits.appurls import Plan
 
 SERVICE_NAME = "shortlink"
-FALLBACK_DELAY_MS = 2500
+FALLBACK_DELAY_MS = 2500           # iOS: after trying the app's scheme on load
+IN_APP_FALLBACK_DELAY_MS = 1500    # Android in-app browsers: after a tap on "Open in app"
 
 STYLE = (
     ":root{color-scheme:light dark;font-family:system-ui,-apple-system,sans-serif}"
@@ -34,14 +35,15 @@ STYLE = (
     "footer{margin-top:2rem;font-size:.8rem;opacity:.7}"
 )
 
-# Tries the app once on load; goes to the web fallback after a while unless the
-# page was hidden (the app opened). Its data comes from the #visit JSON block.
+# Data from the #visit JSON block. With `auto`: opens it once on load and, with a
+# `fallback`, goes there after `delay` ms unless the page was hidden (the app opened).
+# Without: the same fallback, armed by a tap on the #app button instead.
 SCRIPT = (
     "(function(){var d=JSON.parse(document.getElementById('visit').textContent),left=false;"
     "document.addEventListener('visibilitychange',function(){if(document.hidden)left=true});"
     "window.addEventListener('pagehide',function(){left=true});"
-    "setTimeout(function(){if(!left)location.replace(d.fallback)},d.delay);"
-    "location.href=d.app})();"
+    "function arm(){left=false;if(d.fallback)setTimeout(function(){if(!left)location.replace(d.fallback)},d.delay)}"
+    "if(d.auto){arm();location.href=d.auto}else document.getElementById('app').addEventListener('click',arm)})();"
 )
 
 
@@ -73,9 +75,18 @@ def script_json(data: dict) -> str:
             .replace("&", "\\u0026"))
 
 
-def _button(href: str, label: str, primary: bool = False) -> str:
+def _button(href: str, label: str, primary: bool = False, element_id: str = "") -> str:
     css_class = "button primary" if primary else "button"
-    return f'<a class="{css_class}" href="{escape(href)}">{escape(label)}</a>'
+    id_attribute = f' id="{element_id}"' if element_id else ""
+    return f'<a class="{css_class}"{id_attribute} href="{escape(href)}">{escape(label)}</a>'
+
+
+def _script(plan: Plan, delay: int) -> str:
+    """The data block and the script, when the plan has anything for the script to do."""
+    if plan.auto_url is None and plan.fallback is None:
+        return ""
+    data = script_json({"auto": plan.auto_url, "fallback": plan.fallback, "delay": delay})
+    return f'<script id="visit" type="application/json">{data}</script><script>{SCRIPT}</script>'
 
 
 def _layout(heading: str, body: str, extra_head: str = "") -> str:
@@ -125,22 +136,29 @@ def too_many_attempts_page(retry_after: int) -> str:
 
 
 def ios_page(plan: Plan, title: str | None) -> str:
-    body = "<p>Opening the app… If nothing happens, continue to the website.</p>"
-    if plan.app_url:
-        data = script_json({"app": plan.app_url, "fallback": plan.location,
-                            "delay": FALLBACK_DELAY_MS})
-        body += (_button(plan.app_url, "Open in app", primary=True)
-                 + f'<script id="visit" type="application/json">{data}</script>'
-                 + f"<script>{SCRIPT}</script>")
-    return _layout(title or "Opening the app", body + _button(plan.location, "Continue to website"))
+    body = ("<p>Opening the app… If nothing happens, continue to the website.</p>"
+            + _button(plan.app_url, "Open in app", primary=True, element_id="app")
+            + _button(plan.location, "Continue to website") + _script(plan, FALLBACK_DELAY_MS))
+    return _layout(title or "Opening the app", body)
+
+
+def store_page(plan: Plan, title: str | None) -> str:
+    body = ("<p>If the App Store does not open by itself, use the button.</p>"
+            + _button(plan.app_url, "Open in the App Store", primary=True))
+    if plan.location != plan.app_url:
+        body += _button(plan.location, "Continue to website")
+    return _layout(title or "Opening the App Store", body + _script(plan, FALLBACK_DELAY_MS))
 
 
 def in_app_page(plan: Plan, title: str | None) -> str:
-    buttons = []
     if plan.app_url:
-        buttons.append(_button(plan.app_url, "Open in app", primary=True))
+        text = "Open this link in its app or in your browser, or continue here."
+        buttons = _button(plan.app_url, "Open in app", primary=True, element_id="app")
+    else:
+        text = "Open this link in your browser, or continue here."
+        buttons = ""
     if plan.escape_url:
-        buttons.append(_button(plan.escape_url, "Open in browser"))
-    buttons.append(_button(plan.location, "Continue"))
-    body = "<p>Open this link in its app or in your browser, or continue here.</p>" + "".join(buttons)
-    return _layout(title or "Open link", body)
+        buttons += _button(plan.escape_url, "Open in browser", primary=not plan.app_url)
+    buttons += _button(plan.location, "Continue")
+    return _layout(title or "Open link", f"<p>{text}</p>{buttons}"
+                   + _script(plan, IN_APP_FALLBACK_DELAY_MS))

@@ -1,12 +1,14 @@
-"""Remembering a correct link password: a signed cookie scoped to that link.
+"""Link passwords on the visitor path: the signed cookie, scoped to one link, that
+remembers a correct entry, and the key that password attempts are counted under.
 
-The signature covers the link, the expiry and the current password hash, so
+The cookie's signature covers the link, the expiry and the current password hash, so
 changing or removing the password ends every remembered entry.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import time
 
 REMEMBER_SECONDS = 12 * 3600
@@ -36,3 +38,17 @@ def cookie_is_valid(secret: bytes, link_public_id: str, password_hash: str, valu
         return False
     expected = _signature(secret, link_public_id, password_hash, int(expires_text))
     return hmac.compare_digest(signature, expected)
+
+
+def attempt_key(ip: str, link_id: int) -> tuple[str, int]:
+    """The bucket of password attempts a visitor draws from: per link and visitor, where an
+    IPv6 visitor is their /64 (whoever holds a /64 can rotate addresses within it)."""
+    if ":" not in ip:
+        return ip, link_id
+    try:
+        address = ipaddress.IPv6Address(ip)
+    except ValueError:
+        return ip, link_id
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped), link_id
+    return str(ipaddress.IPv6Network((address, 64), strict=False)), link_id

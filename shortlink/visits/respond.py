@@ -5,6 +5,7 @@ so every response kind can be tested as a plain function call.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import parse_qsl
 
 import msgspec
@@ -47,22 +48,33 @@ def unavailable(target: VisitTarget, now: float) -> Reply | None:
     return None
 
 
+def password_form(error: str | None = None) -> Reply:
+    """The password page: 200, or 403 with the error after a wrong password."""
+    return page(403 if error else 200, pages.password_page(error))
+
+
+_MARKER_PARAMETER = ESCAPE_MARKER + "="
+_PAGES = {"ios": pages.ios_page, "store": pages.store_page, "in_app": pages.in_app_page}
+
+
 def was_escaped(query_string: str) -> bool:
     """Did the visitor come back through our own "Open in browser" link?"""
-    return ESCAPE_MARKER + "=" in query_string and any(
+    return _MARKER_PARAMETER in query_string and any(
         key == ESCAPE_MARKER for key, _ in parse_qsl(query_string))
 
 
-def destination(target: VisitTarget, visitor: Visitor, query_string: str, short_url: str,
-                redirect_status: int = 302) -> Reply:
-    """The redirect or interstitial that takes the visitor to the link's destination."""
+def destination(target: VisitTarget, visitor: Visitor, query_string: str,
+                short_url: Callable[[], str], redirect_status: int = 302) -> Reply:
+    """The redirect or interstitial that takes the visitor to the link's destination.
+
+    `short_url` builds this request's short URL; only in-app visitors need it (for the
+    "Open in browser" escape), so a redirect never pays for it."""
     web_url = forward_utm(target.original_url, query_string)
     ios_url = forward_utm(target.ios_url, query_string) if target.ios_url else None
     android_url = forward_utm(target.android_url, query_string) if target.android_url else None
-    plan = plan_visit(visitor, target.platform, web_url, ios_url, android_url, short_url,
-                      escaped=was_escaped(query_string))
+    in_app = visitor.in_app is not None
+    plan = plan_visit(visitor, target.platform, web_url, ios_url, android_url,
+                      short_url() if in_app else "", escaped=in_app and was_escaped(query_string))
     if plan.action == "redirect":
         return Reply(redirect_status, {"Location": plan.location, **REDIRECT_HEADERS})
-    if plan.action == "ios":
-        return page(200, pages.ios_page(plan, target.title))
-    return page(200, pages.in_app_page(plan, target.title))
+    return page(200, _PAGES[plan.action](plan, target.title))

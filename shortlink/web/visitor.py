@@ -10,11 +10,11 @@ import asyncio
 import time
 from urllib.parse import parse_qsl
 
-from litestar import MediaType, Request, post, route
+from litestar import Request, post, route
 from litestar.datastructures import Cookie
 from litestar.enums import HttpMethod
 from litestar.params import FromPath
-from litestar.response.base import ASGIResponse
+from litestar.types import Receive, Scope, Send
 
 from shortlink.links.rules import verify_password
 from shortlink.services import Services
@@ -55,12 +55,28 @@ class Facts:
                 self.country = value.decode("latin-1")[:2].upper()
 
 
-def _reply(reply: respond.Reply, cookies: list[Cookie] | None = None, head: bool = False) -> ASGIResponse:
-    # The low-level response: a full Response costs more than the rest of a redirect
-    # together (profiled: 62 -> 46 us per redirect in-process).
-    return ASGIResponse(body=reply.body.encode(), status_code=reply.status, headers=reply.headers,
-                        cookies=cookies, is_head_response=head,
-                        media_type=MediaType.HTML if reply.body else None)
+class Answer:
+    """A visitor response, sent as its two ASGI messages.
+
+    Lighter than Litestar's responses, and exact where they are not: a redirect has no
+    body and so no Content-Type, and HEAD gets the status and headers GET would get
+    (Content-Length included) without the body."""
+    __slots__ = ("_body", "_start")
+
+    def __init__(self, reply: respond.Reply, cookies: list[Cookie] | None = None, head: bool = False):
+        body = reply.body.encode()
+        headers = [(name.lower().encode(), value.encode("latin-1")) for name, value in reply.headers.items()]
+        if body:
+            headers.append((b"content-type", b"text/html; charset=utf-8"))
+        headers.append((b"content-length", str(len(body)).encode()))
+        if cookies:
+            headers += [cookie.to_encoded_header() for cookie in cookies]
+        self._start = {"type": "http.response.start", "status": reply.status, "headers": headers}
+        self._body = {"type": "http.response.body", "body": b"" if head else body}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(self._start)
+        await send(self._body)
 
 
 def _cookie(cookie_header: str, name: str) -> str | None:
@@ -101,53 +117,56 @@ def visitor_handlers(services: Services) -> list:
         ))
 
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
-    async def visit(request: Request, code: FromPath[str]) -> ASGIResponse:
+    async def visit(request: Request, code: FromPath[str]) -> Answer:
         scope = request.scope
         head = scope["method"] == "HEAD"   # answered like GET, without a body, never counted
         facts = Facts(scope, country_header)
         target = await find(code, facts.host)
         if target is None:
-            return _reply(respond.not_found(), head=head)
+            return Answer(respond.not_found(), head=head)
         closed = respond.unavailable(target, time.time())
         if closed is not None:
-            return _reply(closed, head=head)
-        if target.password_hash is not None and not passwords.cookie_is_valid(
-                services.cookie_secret, target.public_id, target.password_hash,
-                _cookie(facts.cookie, passwords.cookie_name(code))):
-            return _reply(respond.page(200, respond.pages.password_page()), head=head)
-        query = scope["query_string"].decode("latin-1")
+            return Answer(closed, head=head)
         visitor = classify(facts.user_agent, facts.ch_platform, facts.ch_mobile)
-        reply = respond.destination(target, visitor, query, short_url(facts.host, code, query))
+        if target.password_hash is not None and (visitor.is_bot or not passwords.cookie_is_valid(
+                services.cookie_secret, target.public_id, target.password_hash,
+                _cookie(facts.cookie, passwords.cookie_name(code)))):
+            return Answer(respond.password_form(), head=head)   # bots never get past it
+        query = scope["query_string"].decode("latin-1")
+        reply = respond.destination(target, visitor, query, lambda: short_url(facts.host, code, query))
         if not head:
             record(target, facts, query, services.visitor_address(scope, facts.forwarded_for),
                    visitor.is_bot)
-        return _reply(reply, head=head)
+        return Answer(reply, head=head)
 
     @post("/l/{code:str}", include_in_schema=False, status_code=200)
-    async def unlock(request: Request, code: FromPath[str]) -> ASGIResponse:
+    async def unlock(request: Request, code: FromPath[str]) -> Answer:
         scope = request.scope
         facts = Facts(scope, country_header)
         target = await find(code, facts.host)
         if target is None:
-            return _reply(respond.not_found())
+            return Answer(respond.not_found())
         closed = respond.unavailable(target, time.time())
         if closed is not None:
-            return _reply(closed)
+            return Answer(closed)
         query = scope["query_string"].decode("latin-1")
         visitor = classify(facts.user_agent, facts.ch_platform, facts.ch_mobile)
         address = services.visitor_address(scope, facts.forwarded_for)
         cookies = None
         if target.password_hash is not None:
-            attempt = services.password_limiter.take((address[0], target.link_id))
+            if visitor.is_bot:
+                # Bots never get past the form. Their posts are not checked at all, so
+                # they spend no attempt of the visitor's bucket and no scrypt time.
+                return Answer(respond.password_form())
+            attempt = services.password_limiter.take(passwords.attempt_key(address[0], target.link_id))
             if not attempt.allowed:
-                return _reply(respond.page(429, respond.pages.too_many_attempts_page(attempt.retry_after),
+                return Answer(respond.page(429, respond.pages.too_many_attempts_page(attempt.retry_after),
                                            **{"Retry-After": str(attempt.retry_after)}))
             body = await request.body()
             form = dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace")))
             password = form.get("password", "")
             if not password or not await asyncio.to_thread(verify_password, password, target.password_hash):
-                return _reply(respond.page(403, respond.pages.password_page(
-                    "That password is not right. Please try again.")))
+                return Answer(respond.password_form("That password is not right. Please try again."))
             cookies = [Cookie(
                 key=passwords.cookie_name(code), path=f"/l/{code}", httponly=True, secure=https,
                 samesite="lax", max_age=passwords.REMEMBER_SECONDS,
@@ -155,9 +174,9 @@ def visitor_handlers(services: Services) -> list:
                                                   target.password_hash),
             )]
         # 303: the browser follows a form POST with a GET to the destination.
-        reply = respond.destination(target, visitor, query, short_url(facts.host, code, query),
+        reply = respond.destination(target, visitor, query, lambda: short_url(facts.host, code, query),
                                     redirect_status=303)
         record(target, facts, query, address, visitor.is_bot)
-        return _reply(reply, cookies)
+        return Answer(reply, cookies)
 
     return [visit, unlock]
