@@ -342,7 +342,10 @@ def test_paused_link_counts_as_not_active(client, auth, conn, seeded):
 
 @pytest.mark.parametrize(("params", "named"), [
     ({"days": "0"}, "days"), ({"days": "367"}, "days"), ({"days": "abc"}, "days"), ({"days": "1.5"}, "days"),
-    ({"from": "yesterday"}, "from"), ({"to": "2026-13-01"}, "to"),
+    ({"days": "7.0"}, "days"), ({"days": "1e1"}, "days"),
+    ({"from": "2026-11-01", "days": "abc"}, "days"), ({"from": "2026-11-01", "days": "0"}, "days"),
+    ({"from": "yesterday"}, "from"), ({"to": "2026-13-01"}, "to"), ({"to": "20261103"}, "to"),
+    ({"to": "2026-W45"}, "to"),
     ({"from": "2026-02-10", "to": "2026-02-01"}, "from"),
     ({"from": "2024-01-01", "to": "2025-01-01"}, "from"),
 ])
@@ -351,7 +354,7 @@ def test_invalid_range_is_400_naming_the_parameter(client, auth, seeded, params,
         response = client.get(path, headers=auth, params=params)
         assert response.status_code == 400, response.text
         error = response.json()["error"]
-        assert error["code"] == "VALIDATION_ERROR" and named in error["message"]
+        assert error["code"] == "VALIDATION_ERROR" and error["message"].startswith(f"{named}: ")
 
 
 def test_unknown_link_is_404(client, auth):

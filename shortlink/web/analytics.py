@@ -5,9 +5,10 @@ from typing import Annotated
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, QueryParameter
 
-from shortlink.analytics.ranges import parse_range
+from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS, parse_range
 from shortlink.analytics.report import (
     AccountAnalyticsResponse,
     LinkAnalyticsResponse,
@@ -19,31 +20,34 @@ from shortlink.services import Services
 from shortlink.times import utcnow
 from shortlink.web.openapi import error_responses
 
-# Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it.
-Days = Annotated[str | None, QueryParameter(description="Look back this many days, 1-366. Default 30.",
-                                            max_length=16)]
-From = Annotated[str | None, QueryParameter(name="from", max_length=64,
-                                            description="Range start: ISO 8601 date or date-time.")]
+# Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it
+# (and "7.0" or "1e1" are not read as numbers). `days` is documented as the integer it is.
+Days = Annotated[str, QueryParameter(
+    schema_extra={"type": OpenAPIType.INTEGER, "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
+    description=f"Look back this many days, 1-{MAX_DAYS}. Default {DEFAULT_DAYS}. Ignored when from is set.")]
+From = Annotated[str | None, QueryParameter(name="from", max_length=64, description=(
+    "Range start: YYYY-MM-DD (00:00 UTC) or an ISO 8601 date-time with T; no offset means UTC."))]
 To = Annotated[str | None, QueryParameter(name="to", max_length=64, description=(
-    "Range end: ISO 8601 date or date-time. Default now. A date includes that whole UTC day."))]
+    "Range end: YYYY-MM-DD (that whole UTC day) or an ISO 8601 date-time with T; no offset means UTC. "
+    "Default now."))]
 
 
 class AnalyticsController(Controller):
     tags = ["analytics"]
 
-    @get("/links/{link_id:str}/analytics", responses=error_responses(400, 404),
+    @get("/links/{id:str}/analytics", responses=error_responses(404),
          summary="Analytics for one link")
-    async def link(self, link_id: FromPath[str], owner: NamedDependency[service.Owner],
-                   services: NamedDependency[Services], days: Days = None, start: From = None,
-                   end: To = None) -> LinkAnalyticsResponse:
+    async def link(self, id: FromPath[str],  # noqa: A002 - Litestar names it after the path's {id}
+                   owner: NamedDependency[service.Owner], services: NamedDependency[Services],
+                   days: Days = str(DEFAULT_DAYS), start: From = None, end: To = None) -> LinkAnalyticsResponse:
         now = utcnow()
         span = parse_range(days, start, end, now)
-        return LinkAnalyticsResponse(
-            await services.db.run(link_analytics, owner.account_id, link_id, span, now))
+        return LinkAnalyticsResponse(await services.db.run(link_analytics, owner.account_id, id, span, now))
 
-    @get("/analytics", responses=error_responses(400), summary="Analytics across all links of the account")
+    @get("/analytics", responses=error_responses(), summary="Analytics across all links of the account")
     async def account(self, owner: NamedDependency[service.Owner], services: NamedDependency[Services],
-                      days: Days = None, start: From = None, end: To = None) -> AccountAnalyticsResponse:
+                      days: Days = str(DEFAULT_DAYS), start: From = None,
+                      end: To = None) -> AccountAnalyticsResponse:
         now = utcnow()
         span = parse_range(days, start, end, now)
         return AccountAnalyticsResponse(await services.db.run(account_analytics, owner.account_id, span, now))
