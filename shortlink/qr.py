@@ -81,16 +81,22 @@ def _luminance(color: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def make_options(*, format: str = "svg", size: int = DEFAULT_SIZE, color: str = "#000000",
-                 bg_color: str = "#ffffff", margin: int = DEFAULT_MARGIN,
+def _whole_number(field: str, value: int | str, low: int, high: int, unit: str) -> int:
+    """An int, or a query value of ASCII digits only: "512.0", "1e3", "+512" and " 512" are not sizes."""
+    text = str(value)
+    if not re.fullmatch(r"[0-9]{1,6}", text) or not low <= int(text) <= high:
+        raise ValidationError(field, f"must be an integer from {low} to {high} ({unit})")
+    return int(text)
+
+
+def make_options(*, format: str = "svg", size: int | str = DEFAULT_SIZE, color: str = "#000000",
+                 bg_color: str = "#ffffff", margin: int | str = DEFAULT_MARGIN,
                  error_correction: str = "M") -> QrOptions:
     """Check every option; a bad one raises ValidationError naming the API parameter."""
     if format not in FORMATS:
         raise ValidationError("format", "must be svg or png")
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValidationError("size", f"must be an integer from {MIN_SIZE} to {MAX_SIZE} (pixels)")
-    if not MIN_MARGIN <= margin <= MAX_MARGIN:
-        raise ValidationError("margin", f"must be an integer from {MIN_MARGIN} to {MAX_MARGIN} (modules)")
+    size = _whole_number("size", size, MIN_SIZE, MAX_SIZE, "pixels")
+    margin = _whole_number("margin", margin, MIN_MARGIN, MAX_MARGIN, "modules")
     if error_correction not in ERROR_CORRECTIONS:
         raise ValidationError("errorCorrection", "must be one of L, M, Q, H")
     dark, light = normalise_color("color", color), normalise_color("bgColor", bg_color)

@@ -121,6 +121,16 @@ def test_custom_domain_short_url_is_what_the_code_encodes(client, auth, link, co
     ({"size": 2049}, "size"),
     ({"size": "big"}, "size"),
     ({"size": "512.5"}, "size"),
+    ({"size": "512.0"}, "size"),     # integers only, written as digits only
+    ({"size": "1e3"}, "size"),
+    ({"size": "1E3"}, "size"),
+    ({"size": "+512"}, "size"),
+    ({"size": " 512"}, "size"),
+    ({"size": "0x200"}, "size"),
+    ({"size": "５１２"}, "size"),     # fullwidth digits, which int() would take
+    ({"size": ""}, "size"),
+    ({"margin": "4.0"}, "margin"),
+    ({"margin": "+4"}, "margin"),
     ({"margin": -1}, "margin"),
     ({"margin": 17}, "margin"),
     ({"errorCorrection": "X"}, "errorCorrection"),
@@ -142,7 +152,8 @@ def test_matching_if_none_match_is_304_with_the_same_validators(client, auth, li
     first = qr_get(client, auth, link["id"], format="png")
     etag = first.headers["etag"]
     assert re.fullmatch(r'"[0-9a-f]{32}"', etag)
-    assert "private" in first.headers["cache-control"] and "max-age=86400" in first.headers["cache-control"]
+    # Only the caller's cache may keep it, and it must ask again each time (see below).
+    assert first.headers["cache-control"] == "private, no-cache"
     url = f"/api/v1/links/{link['id']}/qr?format=png"
     for header in (etag, f"W/{etag}", f'"other", {etag}', "*"):
         again = client.get(url, headers={**auth, "If-None-Match": header})
@@ -152,6 +163,24 @@ def test_matching_if_none_match_is_304_with_the_same_validators(client, auth, li
         assert again.headers["cache-control"] == first.headers["cache-control"]
     stale = client.get(url, headers={**auth, "If-None-Match": '"0123"'})
     assert stale.status_code == 200 and stale.content == first.content
+
+
+def test_a_cached_image_is_replaced_once_a_custom_domain_changes_the_short_url(client, auth, link, conn):
+    # Same link, same options, yet a new image: a copy cached as immutable would go on
+    # showing the old short URL, so caches revalidate and the changed ETag brings the new one.
+    url = f"/api/v1/links/{link['id']}/qr?format=png&size=256"
+    before = client.get(url, headers=auth)
+    assert "no-cache" in before.headers["cache-control"] and "immutable" not in before.headers["cache-control"]
+    accounts.add_domain(conn, "owner@example.com", "go.example.org")
+    after = client.get(url, headers={**auth, "If-None-Match": before.headers["etag"]})
+    assert after.status_code == 200 and after.headers["etag"] != before.headers["etag"]
+    assert decode(Image.open(io.BytesIO(after.content))).text == f"https://go.example.org/l/{link['shortCode']}"
+    assert client.get(url, headers={**auth, "If-None-Match": after.headers["etag"]}).status_code == 304
+
+
+def test_size_and_margin_accept_plain_digits(client, auth, link):
+    assert qr_get(client, auth, link["id"], size="0512").headers["etag"] == \
+        qr_get(client, auth, link["id"], size="512").headers["etag"]
 
 
 def test_etag_differs_between_options_and_is_stable_for_the_same(client, auth, link):
@@ -189,11 +218,14 @@ def test_without_a_key_is_401(client, link):
 
 
 def test_openapi_documents_the_image_responses_and_bounded_parameters(client):
-    operation = client.get("/api/v1/schema/openapi.json").json()["paths"]["/api/v1/links/{link_id}/qr"]["get"]
+    document = client.get("/api/v1/schema/openapi.json").json()
+    operation = document["paths"]["/api/v1/links/{id}/qr"]["get"]
     assert set(operation["responses"]["200"]["content"]) == {"image/svg+xml", "image/png"}
     assert {"304", "400", "401", "403", "404", "429", "500"} <= set(operation["responses"])
     schemas = {p["name"]: p["schema"] for p in operation["parameters"]}
     assert schemas["format"]["enum"] == ["svg", "png"]
+    assert schemas["size"]["type"] == schemas["margin"]["type"] == "integer"
+    assert (schemas["size"]["default"], schemas["margin"]["default"]) == (qr.DEFAULT_SIZE, qr.DEFAULT_MARGIN)
     assert (schemas["size"]["minimum"], schemas["size"]["maximum"]) == (qr.MIN_SIZE, qr.MAX_SIZE)
     assert (schemas["margin"]["minimum"], schemas["margin"]["maximum"]) == (qr.MIN_MARGIN, qr.MAX_MARGIN)
     assert schemas["errorCorrection"]["enum"] == ["L", "M", "Q", "H"]

@@ -16,8 +16,10 @@ from shortlink.services import Services
 from shortlink.web.openapi import error_responses
 
 # The image depends on the caller's account (its custom domain), so only the
-# caller's own cache may keep it; for one link and options it never changes.
-CACHE_CONTROL = "private, max-age=86400, immutable"
+# caller's own cache may keep it. It is not immutable: connecting a custom domain
+# changes the short URL it encodes. So a cache must ask each time, and the strong
+# ETag makes that a 304 without a body while the image is unchanged.
+CACHE_CONTROL = "private, no-cache"
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -59,17 +61,20 @@ class QrController(Controller):
     path = "/links"
     tags = ["links"]
 
-    @get("/{link_id:str}/qr", responses=error_responses(400, 404), operation_class=ImageOperation,
+    @get("/{id:str}/qr", responses=error_responses(404), operation_class=ImageOperation,
          summary="QR code image of the link's short URL")
     async def qr_code(
         self,
-        link_id: FromPath[str],
+        id: FromPath[str],  # noqa: A002 - Litestar names the argument after the path's {id}
         owner: NamedDependency[service.Owner],
         services: NamedDependency[Services],
         format: Annotated[qr.Format, QueryParameter(description="Image format")] = "svg",
-        size: Annotated[int, QueryParameter(
-            ge=qr.MIN_SIZE, le=qr.MAX_SIZE,
-            description="Width and height of the image in pixels, quiet zone included")] = qr.DEFAULT_SIZE,
+        # Integers read as text: Litestar's lax parsing would take "512.0" and "1e3";
+        # make_options accepts digits only, and the document still says integer.
+        size: Annotated[str, QueryParameter(
+            schema_extra={"type": OpenAPIType.INTEGER, "minimum": qr.MIN_SIZE, "maximum": qr.MAX_SIZE,
+                          "default": qr.DEFAULT_SIZE},
+            description="Width and height of the image in pixels, quiet zone included")] = str(qr.DEFAULT_SIZE),
         color: Annotated[str, QueryParameter(
             pattern=qr.HEX_COLOR_PATTERN, description="Colour of the dark modules: #rgb or #rrggbb, # optional",
         )] = "#000000",
@@ -77,15 +82,16 @@ class QrController(Controller):
             name="bgColor", pattern=qr.HEX_COLOR_PATTERN,
             description="Background colour: #rgb or #rrggbb, # optional; must be clearly lighter than color",
         )] = "#ffffff",
-        margin: Annotated[int, QueryParameter(
-            ge=qr.MIN_MARGIN, le=qr.MAX_MARGIN, description="Quiet zone around the code, in modules",
-        )] = qr.DEFAULT_MARGIN,
+        margin: Annotated[str, QueryParameter(
+            schema_extra={"type": OpenAPIType.INTEGER, "minimum": qr.MIN_MARGIN, "maximum": qr.MAX_MARGIN,
+                          "default": qr.DEFAULT_MARGIN},
+            description="Quiet zone around the code, in modules")] = str(qr.DEFAULT_MARGIN),
         error_correction: Annotated[qr.ErrorCorrection, QueryParameter(
             name="errorCorrection", description="Minimum error-correction level")] = "M",
         if_none_match: Annotated[str | None, HeaderParameter(
             name="If-None-Match", max_length=1024, description="ETags of copies the client holds")] = None,
     ) -> Response[bytes]:
-        link = await services.db.run(service.get_link, owner, link_id)
+        link = await services.db.run(service.get_link, owner, id)
         options = qr.make_options(format=format, size=size, color=color, bg_color=bg_color,
                                   margin=margin, error_correction=error_correction)
         image = qr.render(link.short_url, options)
