@@ -1,7 +1,9 @@
 import threading
 import time
 
-from shortlink.web.health import CLICK_WRITER_STUCK_SECONDS, click_writer_problem
+from shortlink.web.health import click_writer_problem
+
+STUCK_AFTER = 10.0
 
 
 def test_healthz_reports_ok_with_the_click_queue(client):
@@ -24,8 +26,35 @@ def test_healthz_fails_when_the_database_thread_is_stuck(client):
     assert client.get("/healthz").status_code == 200
 
 
+def test_healthz_fails_while_the_click_writer_cannot_commit_and_recovers_after(make_client, auth, conn):
+    # 10 ms flushes: the writer counts as stuck after 100 of them, 1 s without a write.
+    client = make_client(clicks_flush_interval_ms=10)
+    code = client.post("/api/v1/links", json={"originalUrl": "https://example.com/a"},
+                       headers=auth).json()["data"]["shortCode"]
+    assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302   # the link is cached now
+    deadline = time.monotonic() + 5
+    while conn.execute("SELECT count(*) FROM clicks").fetchone()[0] < 1:
+        assert time.monotonic() < deadline, "the first click was not written"
+        time.sleep(0.01)
+    conn.execute("BEGIN IMMEDIATE")        # another process holds the write lock: no batch can commit
+    try:
+        assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302
+        time.sleep(1.2)
+        response = client.get("/healthz")
+        assert response.status_code == 503, response.text
+        assert response.json()["reason"].startswith("click writer: 1 clicks waiting")
+    finally:
+        conn.execute("ROLLBACK")
+    deadline = time.monotonic() + 5
+    while (response := client.get("/healthz")).status_code != 200:
+        assert time.monotonic() < deadline, response.text
+        time.sleep(0.05)
+    assert response.json()["clicksPending"] == 0
+    assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 2
+
+
 def test_click_writer_is_stuck_only_with_old_pending_clicks():
     now = 1000.0
-    assert click_writer_problem(0, now - 10 * CLICK_WRITER_STUCK_SECONDS, now) is None
-    assert click_writer_problem(5, now - 1, now) is None
-    assert "5 clicks waiting" in click_writer_problem(5, now - CLICK_WRITER_STUCK_SECONDS - 1, now)
+    assert click_writer_problem(0, now - 10 * STUCK_AFTER, now, STUCK_AFTER) is None
+    assert click_writer_problem(5, now - 1, now, STUCK_AFTER) is None
+    assert "5 clicks waiting" in click_writer_problem(5, now - STUCK_AFTER - 1, now, STUCK_AFTER)
