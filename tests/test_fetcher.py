@@ -22,9 +22,12 @@ from shortlink.fetcher.network import (
     MAX_BODY_BYTES,
     MAX_REDIRECTS,
     FetchError,
+    OwnService,
     fetch_html,
     is_public_address,
+    own_host_entries,
     public_only,
+    system_resolver,
 )
 from shortlink.fetcher.worker import USER_AGENT, TitleFetcher
 from shortlink.links import service
@@ -305,32 +308,34 @@ def test_restart_resumes_pending_fetches_and_shutdown_does_not_wait(make_config,
 # --- the worker directly: retries with backoff ---------------------------------------------------
 
 
-async def _run_fetcher(db_path, conn, make_config, url: str, **config) -> tuple[dict, list[str]]:
+async def _run_fetcher(db_path, conn, make_config, urls: list[str], fetcher_options: dict | None = None,
+                       **config) -> tuple[list[dict], list[str]]:
+    """Links to `urls`, fetched by a TitleFetcher of their own until none is pending."""
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
     owner = service.Owner(account_id, SHORT_HOST)
-    link = service.create_link(conn, owner, CreateLink(original_url=url), now=utcnow())
+    links = [service.create_link(conn, owner, CreateLink(original_url=url), now=utcnow()) for url in urls]
     saved: list[str] = []
     db = Database(db_path)
     fetcher = TitleFetcher(db, make_config(**FETCHING, **config).fetcher, on_saved=saved.append,
-                           retry_base_seconds=0.05)
+                           retry_base_seconds=0.05, **(fetcher_options or {}))
     await fetcher.start()
     try:
         deadline = time.monotonic() + WAIT_SECONDS
-        while pending(conn, link.id) is not None:
-            assert time.monotonic() < deadline, "the fetch did not finish"
+        while any(pending(conn, link.id) is not None for link in links):
+            assert time.monotonic() < deadline, "the fetches did not finish"
             await asyncio.sleep(0.02)
     finally:
         await fetcher.stop()
         db.close()
-    row = conn.execute("SELECT * FROM links WHERE public_id = ?", (link.id,)).fetchone()
-    return dict(row), saved
+    return [dict(conn.execute("SELECT * FROM links WHERE public_id = ?", (link.id,)).fetchone())
+            for link in links], saved
 
 
 async def test_failures_are_retried_with_backoff_then_succeed(db_path, conn, make_config, api_key,
                                                               site):
     site.page("/flaky", "<title>Third time lucky</title>", statuses=[503, 500])
-    row, saved = await _run_fetcher(db_path, conn, make_config, site.url("/flaky"),
-                                    fetcher_max_attempts=3)
+    [row], saved = await _run_fetcher(db_path, conn, make_config, [site.url("/flaky")],
+                                      fetcher_max_attempts=3)
     assert row["title"] == "Third time lucky"
     assert saved == [row["short_code"]]       # the visitor cache is told
     assert site.paths() == ["/flaky"] * 3
@@ -339,11 +344,12 @@ async def test_failures_are_retried_with_backoff_then_succeed(db_path, conn, mak
 async def test_failures_give_up_after_max_attempts(db_path, conn, make_config, api_key, site,
                                                    fetcher_log):
     site.page("/down", "<title>never</title>", status=503)
-    row, saved = await _run_fetcher(db_path, conn, make_config, site.url("/down"),
-                                    fetcher_max_attempts=2)
+    [row], saved = await _run_fetcher(db_path, conn, make_config, [site.url("/down")],
+                                      fetcher_max_attempts=2)
     assert row["title"] is None and saved == []
     assert site.paths() == ["/down"] * 2
-    assert "given up after 2 attempt(s): HTTP 503" in " ".join(fetcher_log)
+    # Named by the id an operator can look up through the API, not the internal row number.
+    assert f"title fetch for link {row['public_id']} given up after 2 attempt(s): HTTP 503" in fetcher_log
 
 
 # --- fetch_html and the address guard ------------------------------------------------------------
@@ -404,19 +410,20 @@ async def test_redirect_from_an_allowed_host_to_a_private_one_is_refused(make_si
     assert internal.requests == []
 
 
-async def test_connects_to_the_checked_address_not_a_second_lookup(site, monkeypatch):
+def resolver_with(names: dict[str, str], lookups: list[str] | None = None):
+    """The system resolver, plus `names` (lower-case, trailing dot ignored) → an address."""
+    async def resolve(host: str, port: int):
+        if lookups is not None:
+            lookups.append(host)
+        return await system_resolver(names.get(host.lower().rstrip("."), host), port)
+    return resolve
+
+
+async def test_connects_to_the_checked_address_not_a_second_lookup(site):
     # "preview.test" exists only in this resolver: had httpx looked the name up
     # again, the fetch would fail. The Host header still names the original host.
     site.page("/", "<title>pinned</title>")
-    loop = asyncio.get_running_loop()
-    real_getaddrinfo = loop.getaddrinfo
     lookups: list[str] = []
-
-    async def resolver(host, port, **kwargs):
-        lookups.append(host)
-        return await real_getaddrinfo("127.0.0.1" if host == "preview.test" else host, port, **kwargs)
-
-    monkeypatch.setattr(loop, "getaddrinfo", resolver)
     checked: list[str] = []
 
     def policy(address, port) -> bool:
@@ -424,8 +431,8 @@ async def test_connects_to_the_checked_address_not_a_second_lookup(site, monkeyp
         return True
 
     async with guarded_client() as client:
-        page = await fetch_html(client, f"http://preview.test:{site.port}/", policy=policy,
-                                user_agent="t")
+        page = await fetch_html(client, f"http://preview.test:{site.port}/", policy=policy, user_agent="t",
+                                resolve=resolver_with({"preview.test": "127.0.0.1"}, lookups))
     assert b"pinned" in page.body
     assert lookups == ["preview.test"]
     assert checked == [f"127.0.0.1:{site.port}"]
@@ -438,13 +445,45 @@ async def test_the_service_itself_and_bad_redirects_are_refused(site):
     async with guarded_client() as client:
         with pytest.raises(FetchError, match="this service itself"):
             await fetch_html(client, site.url("/"), policy=lambda *_: True, user_agent="t",
-                             refused_hosts={f"127.0.0.1:{site.port}"})
+                             own=OwnService(own_host_entries([f"127.0.0.1:{site.port}"])))
         assert site.requests == []
         for path, reason in (("/bad", "invalid URL"), ("/ftp", "not an http")):
             with pytest.raises(FetchError, match=reason) as refused:
                 await fetch_html(client, site.url(path), policy=lambda *_: True, user_agent="t")
             assert refused.value.permanent
     assert site.paths() == ["/bad", "/ftp"]
+
+
+async def test_the_own_host_is_refused_however_it_is_spelled(site):
+    site.page("/", "<title>ourselves</title>")
+    own = OwnService(own_host_entries([f"sho.rt:{site.port}"]))
+    resolve = resolver_with({"sho.rt": "127.0.0.1"})
+    async with guarded_client() as client:
+        # A trailing dot names the same host (fully qualified); case never matters.
+        for host in ("sho.rt", "sho.rt.", "SHO.Rt."):
+            with pytest.raises(FetchError, match="is this service itself"):
+                await fetch_html(client, f"http://{host}:{site.port}/", policy=lambda *_: True,
+                                 user_agent="t", own=own, resolve=resolve)
+    assert site.requests == []
+
+
+async def test_addresses_of_the_own_hosts_are_refused_under_any_name(db_path, conn, make_config, api_key,
+                                                                     make_site, fetcher_log):
+    ours, other = make_site(), make_site()     # "ours" stands for this service, at sho.rt:<its port>
+    ours.page("/", "<title>ourselves</title>")
+    other.page("/", "<title>someone else</title>")
+    other.redirect("/to-us", ours.url("/"))
+    lookups: list[str] = []
+    resolve = resolver_with({"sho.rt": "127.0.0.1", "alias.test": "127.0.0.1"}, lookups)
+    urls = [ours.url("/"), f"http://alias.test:{ours.port}/", f"http://[::ffff:127.0.0.1]:{ours.port}/",
+            other.url("/to-us"), other.url("/")]
+    rows, _ = await _run_fetcher(db_path, conn, make_config, urls,
+                                 {"own_hosts": lambda: {f"sho.rt:{ours.port}"}, "resolver": resolve})
+    assert [row["title"] for row in rows] == [None, None, None, None, "someone else"]
+    assert ours.requests == []
+    assert sorted(other.paths()) == ["/", "/to-us"]     # the same address on another port is not us
+    assert " ".join(fetcher_log).count("an address of this service itself") == 4
+    assert lookups.count("sho.rt") == 1                 # resolved once for all five fetches
 
 
 def test_private_destination_refused_end_to_end(make_client, auth, conn, site, fetcher_log):
@@ -469,7 +508,7 @@ def test_address_classification(address, public):
     assert is_public_address(ipaddress.ip_address(address)) is public
 
 
-async def test_https_is_verified_for_the_host_name_while_connecting_to_the_checked_address(site, monkeypatch):
+async def test_https_is_verified_for_the_host_name_while_connecting_to_the_checked_address(site):
     # A real TLS server whose certificate names only "preview.test": the fetch connects
     # to the checked IP, yet sends that name (SNI) and verifies the certificate for it.
     authority = trustme.CA()
@@ -477,19 +516,13 @@ async def test_https_is_verified_for_the_host_name_while_connecting_to_the_check
     authority.issue_cert("preview.test").configure_cert(server_context)
     site.server.socket = server_context.wrap_socket(site.server.socket, server_side=True)
     site.page("/", "<title>over https</title>")
-    loop = asyncio.get_running_loop()
-    real_getaddrinfo = loop.getaddrinfo
-
-    async def resolver(host, port, **kwargs):
-        return await real_getaddrinfo("127.0.0.1" if host == "preview.test" else host, port, **kwargs)
-
-    monkeypatch.setattr(loop, "getaddrinfo", resolver)
+    resolve = resolver_with({"preview.test": "127.0.0.1"})
     client_context = ssl.create_default_context()
     authority.configure_trust(client_context)
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=5,
                                  verify=client_context) as client:
         page = await fetch_html(client, f"https://preview.test:{site.port}/", policy=lambda *_: True,
-                                user_agent="t")
+                                user_agent="t", resolve=resolve)
         assert b"over https" in page.body
     # A client that doesn't trust the site's certificate authority refuses it, as it must.
     other_context = ssl.create_default_context()
@@ -498,7 +531,7 @@ async def test_https_is_verified_for_the_host_name_while_connecting_to_the_check
                                  verify=other_context) as untrusting:
         with pytest.raises(FetchError, match="SSL|certificate|verify"):
             await fetch_html(untrusting, f"https://preview.test:{site.port}/", policy=lambda *_: True,
-                             user_agent="t")
+                             user_agent="t", resolve=resolve)
 
 
 async def test_a_gzip_bomb_is_decompressed_only_up_to_the_size_limit(site):

@@ -12,15 +12,17 @@ import asyncio
 import ipaddress
 import socket
 import zlib
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # (address, port) → may we connect there?
 AddressPolicy = Callable[[IPAddress, int], bool]
+# (host, port) → the addresses to connect to; raises OSError when the name does not resolve.
+Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 1024 * 1024
@@ -76,18 +78,57 @@ def address_policy(allow_private_addresses: bool) -> AddressPolicy:
     return any_address if allow_private_addresses else public_only
 
 
-async def checked_address(host: str, port: int, policy: AddressPolicy) -> IPAddress:
-    """Resolve `host`; every address must pass the policy. Returns the one to connect to."""
+async def system_resolver(host: str, port: int) -> list[IPAddress]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+
+
+def host_key(host: str) -> str:
+    """How a host name is compared: "SHO.RT." (fully qualified, trailing dot) is "sho.rt"."""
+    return host.lower().rstrip(".")
+
+
+def address_key(address: IPAddress) -> IPAddress:
+    """How an address is compared: ::ffff:127.0.0.1 is 127.0.0.1."""
+    return getattr(address, "ipv4_mapped", None) or address
+
+
+@dataclass(frozen=True)
+class OwnService:
+    """This service's own hosts (host_key) and the addresses they resolve to (address_key):
+    never fetched. A port of None stands for any port (a host given without one)."""
+    hosts: frozenset[tuple[str, int | None]] = frozenset()
+    addresses: frozenset[tuple[IPAddress, int | None]] = frozenset()
+
+    def has_host(self, host: str, port: int) -> bool:
+        return not self.hosts.isdisjoint({(host_key(host), port), (host_key(host), None)})
+
+    def has_address(self, address: IPAddress, port: int) -> bool:
+        return not self.addresses.isdisjoint({(address_key(address), port), (address_key(address), None)})
+
+
+def own_host_entries(entries: Iterable[str]) -> frozenset[tuple[str, int | None]]:
+    """"host[:port]" entries (IPv6 in brackets) as (host_key, port or None)."""
+    parsed = (urlsplit(f"//{entry}") for entry in entries)
+    return frozenset((host_key(parts.hostname or ""), parts.port) for parts in parsed)
+
+
+async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnService,
+                          resolve: Resolver) -> IPAddress:
+    """Resolve `host`; every address must pass the policy and not be the service's own.
+    Returns the one to connect to."""
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addresses = await resolve(host, port)
     except (OSError, ValueError) as exc:
         raise FetchError(f"cannot resolve {host}: {exc}") from None
-    addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
     if not addresses:
         raise FetchError(f"cannot resolve {host}")
     for address in addresses:
         if not policy(address, port):
             raise FetchError(f"refused: {host} resolves to the non-public address {address}",
+                             permanent=True)
+        if own.has_address(address, port):
+            raise FetchError(f"refused: {host} resolves to {address}, an address of this service itself",
                              permanent=True)
     return addresses[0]
 
@@ -100,14 +141,13 @@ class FetchedPage:
 
 
 async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPolicy,
-                     user_agent: str, refused_hosts: Collection[str] = (),
-                     max_bytes: int = MAX_BODY_BYTES) -> FetchedPage:
+                     user_agent: str, own: OwnService = OwnService(),
+                     resolve: Resolver = system_resolver, max_bytes: int = MAX_BODY_BYTES) -> FetchedPage:
     """GET an HTML page, following at most MAX_REDIRECTS redirects, each one checked.
 
-    `refused_hosts` are lower-case "host[:port]" (port only when not the default) or bare
-    hosts (any port), never fetched.
-    The client must not follow redirects or use proxies itself (follow_redirects=False,
-    trust_env=False). The caller bounds the total time.
+    Hosts and addresses of `own` are never fetched. The client must not follow
+    redirects or use proxies itself (follow_redirects=False, trust_env=False).
+    The caller bounds the total time.
     """
     for _hop in range(MAX_REDIRECTS + 1):
         try:
@@ -117,10 +157,10 @@ async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPoli
         if target.scheme not in ("http", "https") or not target.host:
             raise FetchError(f"not an http(s) URL: {url}", permanent=True)
         host = target.raw_host.decode("ascii")
-        if target.netloc.decode("ascii").lower() in refused_hosts or host.lower() in refused_hosts:
-            raise FetchError(f"refused: {host} is this service itself", permanent=True)
         port = target.port or (443 if target.scheme == "https" else 80)
-        address = await checked_address(host, port, policy)
+        if own.has_host(host, port):
+            raise FetchError(f"refused: {host} is this service itself", permanent=True)
+        address = await checked_address(host, port, policy, own, resolve)
         pinned = httpx.URL(scheme=target.scheme, host=str(address), port=target.port,
                            raw_path=target.raw_path)
         request = client.build_request(

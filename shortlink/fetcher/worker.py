@@ -16,7 +16,17 @@ from collections.abc import Callable, Collection
 import httpx
 
 from shortlink.config import FetcherConfig
-from shortlink.fetcher.network import FetchError, address_policy, fetch_html
+from shortlink.fetcher.network import (
+    FetchError,
+    IPAddress,
+    OwnService,
+    Resolver,
+    address_key,
+    address_policy,
+    fetch_html,
+    own_host_entries,
+    system_resolver,
+)
 from shortlink.fetcher.page import parse_preview
 from shortlink.storage import Database
 from shortlink.storage import fetches as store
@@ -28,6 +38,9 @@ RETRY_BASE_SECONDS = 30.0      # 30 s, 60 s, 120 s, ... between attempts
 IDLE_POLL_SECONDS = 10.0       # also picks up rows written by another process
 STOP_GRACE_SECONDS = 1.0
 LEASE_MARGIN_SECONDS = 60.0    # a claimed row is handed out again only this long after its timeout
+# The service's own hosts are resolved again after this long: DNS changes are picked up
+# soon, without a lookup per fetch.
+OWN_ADDRESSES_SECONDS = 60.0
 
 
 def _now_ms() -> int:
@@ -38,17 +51,22 @@ class TitleFetcher:
     def __init__(self, db: Database, config: FetcherConfig, *,
                  on_saved: Callable[[str], None] | None = None,
                  own_hosts: Callable[[], Collection[str]] = tuple,
+                 resolver: Resolver = system_resolver,
                  retry_base_seconds: float = RETRY_BASE_SECONDS):
         """`on_saved(short_code)` runs after a link got its preview (to drop cached copies);
         `own_hosts()` gives this service's own hosts ("host[:port]", or a bare host for
-        any port), never fetched; asked per fetch, since custom domains come and go."""
+        any port), never fetched, nor the addresses they resolve to; asked per fetch,
+        since custom domains come and go. `resolver` resolves every host name."""
         self.db, self.config = db, config
         self._on_saved = on_saved
         self._own_hosts = own_hosts
+        self._resolve = resolver
+        self._own_addresses: dict[str, tuple[float, frozenset[IPAddress]]] = {}   # host -> (until, addresses)
+        self._own_lock = asyncio.Lock()      # fetches starting together resolve the own hosts once
         self._policy = address_policy(config.allow_private_addresses)
         self._retry_base_seconds = retry_base_seconds
         self._wake = asyncio.Event()
-        self._in_flight: dict[asyncio.Task, int] = {}
+        self._in_flight: dict[asyncio.Task, store.DueFetch] = {}
         self._loop_task: asyncio.Task | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -81,7 +99,7 @@ class TitleFetcher:
         self._loop_task = None
         if self._in_flight:
             await asyncio.wait(list(self._in_flight), timeout=STOP_GRACE_SECONDS)
-        interrupted = [link_id for task, link_id in self._in_flight.items() if not task.done()]
+        interrupted = [due.link_id for task, due in self._in_flight.items() if not task.done()]
         for task in list(self._in_flight):
             task.cancel()
         await asyncio.gather(*self._in_flight, return_exceptions=True)
@@ -104,9 +122,9 @@ class TitleFetcher:
                 except Exception:  # a locked or failing database must not end the worker
                     log.exception("could not read pending title fetches")
                     due, next_due = [], None
-                for link_id, url, attempts in due:
-                    task = asyncio.create_task(self._fetch(link_id, url, attempts))
-                    self._in_flight[task] = link_id
+                for fetch in due:
+                    task = asyncio.create_task(self._fetch(fetch))
+                    self._in_flight[task] = fetch
                     task.add_done_callback(self._finished)
                 if next_due is not None and len(due) < free:
                     wait = min(wait, max(0.0, (next_due - now) / 1000))
@@ -115,41 +133,61 @@ class TitleFetcher:
                     await self._wake.wait()
 
     def _finished(self, task: asyncio.Task) -> None:
-        link_id = self._in_flight.pop(task, None)
+        fetch = self._in_flight.pop(task)
         if not task.cancelled() and task.exception() is not None:
             # Its row stays claimed and is retried once the lease runs out.
-            log.error("title fetch for link %s failed to save", link_id, exc_info=task.exception())
+            log.error("title fetch for link %s failed to save", fetch.public_id, exc_info=task.exception())
         self._wake.set()      # a slot is free
 
-    async def _fetch(self, link_id: int, url: str, attempts: int) -> None:
+    async def _fetch(self, fetch: store.DueFetch) -> None:
         try:
             async with asyncio.timeout(self.config.timeout_seconds):
-                page = await fetch_html(self._client, url, policy=self._policy, user_agent=USER_AGENT,
-                                        refused_hosts={host.lower() for host in self._own_hosts()})
+                page = await fetch_html(self._client, fetch.url, policy=self._policy, user_agent=USER_AGENT,
+                                        own=await self._own_service(), resolve=self._resolve)
             preview = parse_preview(page.body, page.content_type, page.url)
         except (FetchError, TimeoutError) as exc:
             reason = str(exc) if isinstance(exc, FetchError) else (
                 f"timed out after {self.config.timeout_seconds:g} s")
-            await self._failed(link_id, attempts, reason, permanent=getattr(exc, "permanent", False))
+            await self._failed(fetch, reason, permanent=getattr(exc, "permanent", False))
             return
         except Exception as exc:  # a bug or an odd page must not end the worker or retry forever
-            log.exception("title fetch for link %d crashed", link_id)
-            await self._failed(link_id, attempts, f"{type(exc).__name__}: {exc}", permanent=True)
+            log.exception("title fetch for link %s crashed", fetch.public_id)
+            await self._failed(fetch, f"{type(exc).__name__}: {exc}", permanent=True)
             return
-        code = await self.db.run(store.save_preview, link_id, preview.title, preview.description,
+        code = await self.db.run(store.save_preview, fetch.link_id, preview.title, preview.description,
                                  preview.og_image)
         if code is not None and self._on_saved is not None:
             self._on_saved(code)
 
-    async def _failed(self, link_id: int, attempts: int, reason: str, *, permanent: bool) -> None:
-        delay = self._retry_base_seconds * 2 ** attempts
+    async def _own_service(self) -> OwnService:
+        """The own hosts now, and their addresses, resolved by the fetches' own resolver
+        (an address it gives for our name is one a link's host could resolve to)."""
+        hosts = own_host_entries(self._own_hosts())
+        async with self._own_lock:
+            now = time.monotonic()
+            fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}    # only hosts still ours
+            for name in {name for name, _ in hosts}:
+                until, addresses = self._own_addresses.get(name, (0.0, frozenset()))
+                if until <= now:
+                    try:
+                        addresses = frozenset(map(address_key, await self._resolve(name, 0)))
+                    except (OSError, ValueError):    # a name that doesn't resolve has no address to refuse
+                        addresses = frozenset()
+                    until = now + OWN_ADDRESSES_SECONDS
+                fresh[name] = (until, addresses)
+            self._own_addresses = fresh
+        return OwnService(hosts, frozenset((address, port) for name, port in hosts
+                                           for address in fresh[name][1]))
+
+    async def _failed(self, fetch: store.DueFetch, reason: str, *, permanent: bool) -> None:
+        delay = self._retry_base_seconds * 2 ** fetch.attempts
         retry_at = None if permanent else _now_ms() + int(delay * 1000)
-        made = await self.db.run(store.record_failure, link_id, reason, retry_at_ms=retry_at,
+        made = await self.db.run(store.record_failure, fetch.link_id, reason, retry_at_ms=retry_at,
                                  max_attempts=self.config.max_attempts)
         if made is None:
             return        # the link was deleted meanwhile
         if permanent or made >= self.config.max_attempts:
-            log.warning("title fetch for link %d given up after %d attempt(s): %s",
-                        link_id, made, reason)
+            log.warning("title fetch for link %s given up after %d attempt(s): %s",
+                        fetch.public_id, made, reason)
         else:
-            log.info("title fetch for link %d failed, retrying in %.0f s: %s", link_id, delay, reason)
+            log.info("title fetch for link %s failed, retrying in %.0f s: %s", fetch.public_id, delay, reason)

@@ -2,19 +2,27 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import NamedTuple
 
 from shortlink.storage.database import transaction
 
 
+class DueFetch(NamedTuple):
+    link_id: int          # links.id
+    public_id: str        # the API's id (lnk_...), for messages an operator can follow up
+    url: str
+    attempts: int         # made so far
+
+
 def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int,
-              lease_ms: int) -> tuple[list[tuple[int, str, int]], int | None]:
-    """Up to `limit` due fetches as (link id, URL, attempts so far), each pushed `lease_ms` into the
+              lease_ms: int) -> tuple[list[DueFetch], int | None]:
+    """Up to `limit` due fetches, each pushed `lease_ms` into the
     future so it is not handed out twice while in flight (and is retried after
     the lease if the process dies mid-fetch). Also returns when the next of
     the remaining rows falls due (Unix ms), or None when none remain."""
     with transaction(conn):
         rows = conn.execute(
-            "SELECT p.link_id, l.original_url, p.attempts"
+            "SELECT p.link_id, l.public_id, l.original_url, p.attempts"
             " FROM pending_fetches p JOIN links l ON l.id = p.link_id"
             " WHERE p.next_attempt_at <= ? ORDER BY p.next_attempt_at, p.link_id LIMIT ?",
             (now_ms, limit),
@@ -22,7 +30,7 @@ def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int,
         conn.executemany("UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
                          [(now_ms + lease_ms, row[0]) for row in rows])
         next_due = conn.execute("SELECT min(next_attempt_at) FROM pending_fetches").fetchone()[0]
-    return [(row[0], row[1], row[2]) for row in rows], next_due
+    return [DueFetch(*row) for row in rows], next_due
 
 
 def save_preview(conn: sqlite3.Connection, link_id: int, title: str | None,
