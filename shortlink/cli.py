@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from shortlink import accounts
 from shortlink.config import Config, ConfigError, load_config
-from shortlink.errors import ShortlinkError, ValidationError
+from shortlink.errors import ShortlinkError
 from shortlink.storage import connect
 from shortlink.storage.database import backup
 
@@ -134,18 +135,23 @@ def cmd_domain_add(args: argparse.Namespace) -> None:
 
 def cmd_demo_seed(args: argparse.Namespace) -> None:
     from shortlink.demo import seed
-    for name in ("links", "clicks", "days"):
-        if not 0 <= getattr(args, name) <= 10_000_000 or (name == "days" and args.days < 1):
-            raise ValidationError(f"--{name}", "is out of range")
     result = asyncio.run(seed(_config(args), args.email, args.links, args.clicks, args.days))
     print(f"seeded {result.links} links and {result.clicks} clicks "
           f"({result.bots} from bots) for {args.email} over {args.days} days")
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
-    if Path(args.path).exists():
+    destination = Path(args.path)
+    if destination.exists():
         raise ShortlinkError(f"{args.path} exists; choose a new file")
-    _with_db(args, lambda conn: backup(conn, args.path))
+    source = _config(args).storage.path
+    if not Path(source).is_file():     # opening it would create an empty database to copy
+        raise ShortlinkError(f"no database at {source}")
+    try:
+        _with_db(args, lambda conn: backup(conn, destination))
+    except (sqlite3.Error, OSError) as exc:
+        destination.unlink(missing_ok=True)     # nothing half-written to be mistaken for a backup
+        raise ShortlinkError(f"backup to {args.path} failed: {exc}") from None
     print(f"backed up to {args.path}")
 
 

@@ -19,6 +19,7 @@ import msgspec
 
 from shortlink import accounts
 from shortlink.config import Config
+from shortlink.errors import ValidationError
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import Database
@@ -30,6 +31,8 @@ from shortlink.visits.recorder import ClickRecorder
 DAY_MS = 86_400_000
 DEMO_BATCH_SIZE = 100_000
 DEMO_CHUNK = 200_000
+# What `demo seed` accepts: at least one link to click on, at least one day to click in.
+BOUNDS = {"links": (1, 10_000_000), "clicks": (0, 10_000_000), "days": (1, 3650)}
 
 DESTINATIONS = [
     "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://www.instagram.com/p/C0ffee/",
@@ -83,6 +86,12 @@ def _draw(rng: random.Random, weighted: list[tuple[int, str]], count: int) -> li
     return rng.choices([value for _, value in weighted], weights=[weight for weight, _ in weighted], k=count)
 
 
+def _first_day_ms(now_ms: int, days: int) -> int:
+    """00:00 UTC of the first of the last `days` days (today is the last): where
+    `_click_times` begins."""
+    return now_ms - now_ms % DAY_MS - (days - 1) * DAY_MS
+
+
 def _click_times(rng: random.Random, now_ms: int, days: int, count: int) -> Iterator[list[int]]:
     """`count` moments in the last `days` days, busier in the evening and on more
     recent days, oldest first, in lists of at most DEMO_CHUNK.
@@ -129,7 +138,16 @@ def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[
 
 async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30,
                seed_value: int = 7) -> SeedResult:
-    """Create `links` demo links for the account and record `clicks` clicks on them."""
+    """Create `links` (at least 1) demo links for the account and record `clicks` clicks
+    on them over the last `days` (at least 1) days.
+
+    The links are dated at the start of that period, before their first click, as
+    links that had been there all along. A count out of BOUNDS is a ValidationError
+    naming the command's option."""
+    for name, value in (("links", links), ("clicks", clicks), ("days", days)):
+        low, high = BOUNDS[name]
+        if not low <= value <= high:
+            raise ValidationError(f"--{name}", f"must be from {low} to {high:,}")
     rng = random.Random(seed_value)
     db = Database(config.storage.path)
     # Bigger batches than live traffic: more clicks fold into each rollup row per write.
@@ -140,18 +158,19 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
             await db.run(accounts.create_key, email)
         account = await db.run(accounts.account_for, email)
         owner = service.Owner(account["id"], config.short_host, daily_limit=links + 10**6)
-        now = datetime.now(UTC)
+        now_ms = int(time.time() * 1000)
+        created = datetime.fromtimestamp(_first_day_ms(now_ms, days) / 1000, UTC)
         targets = []
         for number in range(links):
             destination = DESTINATIONS[number % len(DESTINATIONS)]
             link = await db.run(service.create_link, owner, CreateLink(
                 original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
-                now=now, fetch_title=False, source=None)
+                now=created, fetch_title=False, source=None)
             targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
         await recorder.start()
         made = bots = 0
         # In chunks: ten million clicks don't fit in memory at once.
-        for times in _click_times(rng, int(time.time() * 1000), max(days, 1), clicks if targets else 0):
+        for times in _click_times(rng, now_ms, days, clicks):
             # The recorder's own task writes while the next chunk is drawn; the queue
             # holds two chunks, so waiting for one to drain means no click is dropped.
             while recorder.pending > DEMO_CHUNK:

@@ -4,8 +4,12 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
 
 from shortlink.demo import DAY_MS, _click_times
+from shortlink.times import from_iso
 from tests.conftest import run_cli
 
 
@@ -27,16 +31,31 @@ def test_demo_seed_writes_links_and_enriched_clicks_over_the_days(db_path, conn)
     # The most clicked link gets more than the least clicked one (Zipf-like popularity).
     counts = sorted(row["click_count"] for row in links)
     assert counts[-1] > 2 * counts[0]
+    # The links were there before their clicks: dated 00:00 UTC of the first of the 10 days.
+    first_day = datetime.fromtimestamp((now_ms // DAY_MS - 9) * 86_400, UTC)
+    for link in conn.execute("SELECT created_at, updated_at FROM links"):
+        assert from_iso(link["created_at"]) == from_iso(link["updated_at"]) == first_day
+    assert min(row["ts"] for row in rows) >= first_day.timestamp() * 1000
 
 
-def test_demo_seed_creates_the_account_and_rejects_bad_numbers(db_path, conn):
+def test_demo_seed_creates_the_account(db_path, conn):
     assert run_cli("demo", "seed", "--email", "new@example.com", "--links", "1", "--clicks", "0",
-                   "--db", str(db_path)).returncode == 0
+                   "--days", "1", "--db", str(db_path)).returncode == 0
     assert conn.execute("SELECT count(*) FROM accounts WHERE email = 'new@example.com'").fetchone()[0] == 1
-    bad = run_cli("demo", "seed", "--email", "new@example.com", "--links", "1", "--clicks", "-5",
-                  "--db", str(db_path), check=False)
-    assert bad.returncode == 1 and "--clicks" in bad.stderr and "Traceback" not in bad.stderr
+    assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 1
 
+
+@pytest.mark.parametrize(("links", "clicks", "days", "named"), [
+    ("0", "10", "30", "--links"),          # clicks with nothing to click on
+    ("1", "-5", "30", "--clicks"),
+    ("1", "10", "0", "--days"),
+])
+def test_demo_seed_rejects_bad_numbers_in_one_line_without_writing(db_path, links, clicks, days, named):
+    bad = run_cli("demo", "seed", "--email", "new@example.com", "--links", links, "--clicks", clicks,
+                  "--days", days, "--db", str(db_path), check=False)
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert bad.stderr.startswith(f"shortlink: {named}: must be from ") and bad.stderr.count("\n") == 1
+    assert not db_path.exists()
 
 
 def test_demo_click_times_come_in_order_and_thin_out_smoothly_to_the_oldest_day():
