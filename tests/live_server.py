@@ -1,6 +1,7 @@
 """A real `shortlink serve` process on 127.0.0.1, for end-to-end tests."""
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -9,6 +10,9 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from shortlink import accounts
+from shortlink.storage import connect
 
 
 def free_port() -> int:
@@ -58,3 +62,22 @@ class LiveServer:
         if self.process.poll() is None:
             self.process.send_signal(sig)
         return self.process.wait(timeout=timeout)
+
+    def create_key(self, email: str) -> str:
+        """A new API key (and Pro account) in the server's database file, as the CLI makes it."""
+        conn = connect(self.db)
+        try:
+            return accounts.create_key(conn, email).key
+        finally:
+            conn.close()
+
+    def request(self, method: str, path: str, body: str | bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+        """One request on a fresh connection: (status, body)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()

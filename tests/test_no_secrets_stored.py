@@ -1,10 +1,8 @@
 """Keys, passwords and visitor IPs never reach the logs or the database file."""
 from __future__ import annotations
 
-import http.client
 import json
 
-from shortlink import accounts
 from shortlink.storage import connect
 from tests.live_server import LiveServer
 
@@ -12,32 +10,21 @@ VISITOR_IP = "203.0.113.77"
 PASSWORD = "correct horse battery"
 
 
-def request(server, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    conn.request(method, path, body=body, headers=headers or {})
-    response = conn.getresponse()
-    data = response.read()
-    conn.close()
-    return response.status, data
-
-
 def test_keys_passwords_and_ips_are_never_written_anywhere(tmp_path):
     server = LiveServer(tmp_path, network_trusted_proxies="127.0.0.0/8", server_access_log="true")
-    conn = connect(server.db)
-    key = accounts.create_key(conn, "secret@example.com").key
-    conn.close()
+    key = server.create_key("secret@example.com")
     server.start()
     try:
         auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        status, data = request(server, "POST", "/api/v1/links", json.dumps(
+        status, data = server.request("POST", "/api/v1/links", json.dumps(
             {"originalUrl": "https://example.com/s", "title": "s", "password": PASSWORD}), auth)
         assert status == 201
         code = json.loads(data)["data"]["shortCode"]
         visitor = {"X-Forwarded-For": VISITOR_IP, "User-Agent": "Mozilla/5.0 (X11; Linux x86_64)",
                    "Content-Type": "application/x-www-form-urlencoded"}
-        assert request(server, "POST", f"/l/{code}", f"password={PASSWORD.replace(' ', '+')}", visitor)[0] == 303
-        assert request(server, "POST", f"/l/{code}", "password=wrong-guess", visitor)[0] == 403
-        assert request(server, "GET", f"/api/v1/me?k={key}", headers=auth)[0] == 200
+        assert server.request("POST", f"/l/{code}", f"password={PASSWORD.replace(' ', '+')}", visitor)[0] == 303
+        assert server.request("POST", f"/l/{code}", "password=wrong-guess", visitor)[0] == 403
+        assert server.request("GET", f"/api/v1/me?k={key}", headers=auth)[0] == 200
     finally:
         server.stop()
     conn = connect(server.db)

@@ -1,31 +1,18 @@
 """The access log of a real server: every line one JSON object, without personal data."""
 from __future__ import annotations
 
-import http.client
 import json
 import re
 
-from shortlink import accounts
-from shortlink.storage import connect
 from tests.live_server import LiveServer
 
 VISITOR_IP = "198.51.100.23"
 FIELDS = {"time", "method", "path", "status", "ms"}
 
 
-def request(server: LiveServer, method: str, path: str, headers: dict[str, str] | None = None) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    conn.request(method, path, headers=headers or {})
-    status = conn.getresponse().status
-    conn.close()
-    return status
-
-
 def test_every_access_line_is_a_json_object_without_ip_or_query(tmp_path):
     server = LiveServer(tmp_path, server_access_log="true", network_trusted_proxies="127.0.0.0/8")
-    conn = connect(server.db)
-    key = accounts.create_key(conn, "log@example.com").key
-    conn.close()
+    key = server.create_key("log@example.com")
     server.start()
     try:
         sent = [
@@ -37,7 +24,7 @@ def test_every_access_line_is_a_json_object_without_ip_or_query(tmp_path):
         for method, path, status in sent:
             headers = {"Authorization": f"Bearer {key}", "X-Forwarded-For": VISITOR_IP,
                        "User-Agent": "Mozilla/5.0 (secret agent)"}
-            assert request(server, method, path, headers) == status, path
+            assert server.request(method, path, headers=headers)[0] == status, path
     finally:
         server.stop()
     lines = server.log.read_text().splitlines()
