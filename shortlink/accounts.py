@@ -9,6 +9,7 @@ import msgspec
 
 from shortlink.errors import NotFoundError, SubscriptionRequiredError, UnauthorizedError, ValidationError
 from shortlink.ids import new_id, random_string
+from shortlink.links.platforms import host_name
 from shortlink.storage import accounts as store
 from shortlink.times import to_iso, utcnow
 
@@ -85,6 +86,7 @@ def add_domain(conn: sqlite3.Connection, email: str, host: str) -> str:
     host = host.strip().lower().rstrip(".")
     if not host or "/" in host or ":" in host.split("]")[-1].rstrip("0123456789") or " " in host:
         raise ValidationError("host", "must be a bare host name such as links.example.com")
+    host = host_name(host)   # the form visitors' Host headers are compared in (IDNs as punycode)
     if not store.insert_domain(conn, host, account_for(conn, email)["id"], to_iso(utcnow())):
         raise ValidationError("host", f"{host} is already connected to another account")
     return host

@@ -5,15 +5,15 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import sqlite3
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 from shortlink.config import Config
 from shortlink.fetcher.worker import TitleFetcher
+from shortlink.links.platforms import host_name
 from shortlink.network import client_ip, peer_is_trusted
 from shortlink.ratelimit import TokenBucketLimiter
-from shortlink.storage import Database
+from shortlink.storage import Database, connect
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
@@ -25,20 +25,20 @@ EXTERNAL_CHANGES_POLL_SECONDS = 1.0
 WAL_CHECKPOINT_SECONDS = 1.0
 
 
-def _bare_host(host: str) -> str:
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 class Services:
     def __init__(self, config: Config):
+        # Open the file once now: a bad [storage] path then stops `shortlink serve` with
+        # one line before the ASGI server starts (a failing lifespan is a traceback).
+        connect(config.storage.path).close()
         self.config = config
         self.api_limiter = TokenBucketLimiter(config.limits.requests_per_minute)
         self.password_limiter = TokenBucketLimiter(config.limits.password_attempts_per_minute)
         self.link_cache = LinkCache()
         self.trusted_networks = config.trusted_networks
         self.short_scheme = urlsplit(config.short_host).scheme
-        self.configured_hosts = {urlsplit(config.short_host).netloc.lower(),
-                                 *(host.lower() for host in config.links.domains)}
+        # "host[:port]" as configured: the short host and [links] domains.
+        self.configured_hosts = {urlsplit(config.short_host).netloc, *config.links.domains}
+        self._configured_names = {host_name(host) for host in self.configured_hosts}
         self.domains: dict[str, int] = {}     # connected custom domain → account id
         self.cookie_secret = b""
         self.db: Database
@@ -114,12 +114,14 @@ class Services:
         return target
 
     def serves_on(self, target: VisitTarget, host: str) -> bool:
-        owner = self.domains.get(_bare_host(host))
+        # host_name: "links.brand.com." is the same custom domain, not a way around it.
+        owner = self.domains.get(host_name(host))
         return owner is None or owner == target.account_id
 
     def base_for_host(self, host: str) -> str:
         """Short URLs shown to a visitor stay on the host they came through, when it is ours."""
-        if host in self.configured_hosts or _bare_host(host) in self.domains:
+        name = host_name(host)
+        if name in self._configured_names or name in self.domains:
             return f"{self.short_scheme}://{host}"
         return self.config.short_host
 

@@ -5,7 +5,7 @@ import string
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from shortlink.errors import ValidationError
@@ -89,3 +89,38 @@ def test_password_hash_round_trip_and_salting():
     assert rules.verify_password("correct horse", first) and rules.verify_password("correct horse", second)
     assert not rules.verify_password("wrong horse", first)
     assert not rules.verify_password("x", "not a hash")
+
+
+@pytest.mark.parametrize("text", ["9999-12-31T23:00:00-05:00", "9999-12-31T23:59:59.999999-00:01",
+                                  "9999-12-31T01:00:00-23:00"])
+def test_future_times_past_the_year_9999_in_utc_are_a_validation_error(text):
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as caught:
+        rules.parse_future_time("expiresAt", text, now)
+    assert caught.value.field == "expiresAt" and "9999" in caught.value.message
+    assert rules.parse_future_time("e", "9999-12-31T23:59:59+00:00", now).tzinfo == UTC
+
+
+OWN_HOSTS = ("sho.rt", "go.brand.example:8443")
+
+
+@given(path=st.text(max_size=30))
+@settings(max_examples=300)
+def test_any_path_on_a_foreign_host_is_not_an_own_short_link(path):
+    rules.refuse_own_short_link("originalUrl", "https://example.com/" + path, OWN_HOSTS)
+    rules.refuse_own_short_link("originalUrl", "https://sho.rt.example.com/l/" + path, OWN_HOSTS)
+
+
+@given(code=st.text(alphabet=CODE_CHARS, min_size=1, max_size=32),
+       host=st.sampled_from(["sho.rt", "SHO.RT.", "www.sho.rt", "go.brand.example", "go.brand.example:8443"]),
+       prefix=st.sampled_from(["/l/", "//l/", "/l//", "/%6c/", "/%6C/", "/a/../l/", "/./l/", "/\\l\\", "/%2fl/"]))
+def test_every_spelling_of_an_own_short_link_is_refused(code, host, prefix):
+    with pytest.raises(ValidationError) as caught:
+        rules.refuse_own_short_link("iosUrl", f"https://{host}{prefix}{code}", OWN_HOSTS)
+    assert caught.value.field == "iosUrl"
+
+
+@given(rest=st.from_regex(r"[A-Za-z0-9_-]{0,10}(/[A-Za-z0-9_-]{0,10}){0,3}", fullmatch=True))
+def test_own_host_pages_outside_l_are_allowed(rest):
+    assume(rest != "l" and not rest.startswith("l/"))
+    rules.refuse_own_short_link("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS)

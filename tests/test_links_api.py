@@ -71,6 +71,7 @@ def test_platform_is_detected_and_cannot_be_set(client, auth):
     ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
     ({"expiresAt": "tomorrow"}, "expiresAt"),
     ({"expiresAt": "2099-01-01T00:00:00"}, "expiresAt"),
+    ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),   # the year 10000 in UTC
     ({"iosUrl": "itms-apps://apps.apple.com/app/id1"}, "iosUrl"),
     ({"androidUrl": "market://details?id=x"}, "androidUrl"),
     ({"isActive": False}, "isActive"),
@@ -177,7 +178,14 @@ def test_patch_transitions_of_the_state_table(client, auth):
     ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
     ({"title": ""}, "title"),
     ({"title": None}, "title"),
+    ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),   # the year 10000 in UTC
     ({"isActive": "no"}, "isActive"),
+    ({"isActive": "true"}, "isActive"),                            # JSON booleans only, no coercion
+    ({"isActive": "false"}, "isActive"),
+    ({"isActive": 1}, "isActive"),
+    ({"isActive": 0}, "isActive"),
+    ({"isActive": None}, "isActive"),
+    ({"title": 5}, "title"),
     ({"password": "abc"}, "password"),
 ])
 def test_patch_validation(client, auth, body, field):
@@ -324,3 +332,163 @@ def test_search_with_control_characters_is_answered(client, auth):
     for search in ("Con\x00trol", "\x00\x00\x00", "Control\x00"):
         response = client.get("/api/v1/links", params={"search": search}, headers=auth)
         assert response.status_code == 200 and isinstance(response.json()["data"], list)
+
+
+def test_an_expiry_past_the_year_9999_in_utc_is_a_400_and_the_last_hour_is_accepted(client, auth):
+    overflow = "9999-12-31T23:00:00-05:00"       # 10000-01-01T04:00:00Z: no datetime can hold it
+    response = create(client, auth, expiresAt=overflow)
+    assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
+    assert response.json()["error"]["message"].startswith("expiresAt:")
+    assert "9999" in response.json()["error"]["message"]
+    link = create(client, auth).json()["data"]
+    response = client.patch(f"/api/v1/links/{link['id']}", headers=auth, json={"expiresAt": overflow})
+    assert response.status_code == 400 and response.json()["error"]["message"].startswith("expiresAt:")
+    assert client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]["expiresAt"] is None
+    # The same wall-clock time in UTC (or east of it) is still in the year 9999: accepted.
+    latest = create(client, auth, expiresAt="9999-12-31T23:00:00+00:00").json()["data"]
+    assert latest["expiresAt"].startswith("9999-12-31T23:00:00")
+    eastern = client.patch(f"/api/v1/links/{link['id']}", headers=auth,
+                           json={"expiresAt": "9999-12-31T23:00:00+05:00"})
+    assert eastern.status_code == 200 and eastern.json()["data"]["expiresAt"].startswith("9999-12-31T18:00:00")
+
+
+def test_patch_with_a_non_boolean_is_active_changes_nothing(client, auth):
+    link = create(client, auth).json()["data"]
+    for value in ("false", 0, "0", "off"):
+        response = client.patch(f"/api/v1/links/{link['id']}", headers=auth, json={"isActive": value})
+        assert response.status_code == 400, value
+        assert response.json()["error"]["message"].startswith("isActive:")
+    assert client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]["isActive"] is True
+
+
+# The service's own short links, however the URL spells them: a destination that
+# redirects back into the service is refused for every URL field.
+OWN_SHORT_LINKS = [
+    "https://sho.rt/l/abc",
+    "http://sho.rt/l/abc",
+    "https://sho.rt/l",
+    "https://sho.rt//l/abc",                  # repeated slashes
+    "https://sho.rt/x/../l/abc",              # dot segments
+    "https://sho.rt/./l/abc",
+    "https://sho.rt/%6C/abc",                 # %-escaped "l"
+    "https://sho.rt/%2Fl/abc",                # %-escaped slash
+    "https://sho.rt/\\l/abc",                 # a backslash, read as "/" by browsers
+    "https://sho.rt./l/abc",                  # trailing dot on the host
+    "https://SHO.RT/l/abc",                   # host case
+    "https://www.sho.rt/l/abc",               # www. prefix
+    "https://sho.rt:443/l/abc",               # explicit port
+    "https://go.brand.example/l/abc",         # a [links] domains host
+    "https://GO.Brand.Example./l/abc",
+    "https://links.custom.example/l/abc",     # a connected custom domain
+    "https://www.links.custom.example/l/abc",
+]
+# Other pages of the own hosts, or /l/ on someone else's host: accepted.
+NOT_SHORT_LINKS = [
+    ("https://sho.rt/", "SHORTLINK"),
+    ("https://sho.rt/about", "SHORTLINK"),
+    ("https://sho.rt/L/abc", "SHORTLINK"),       # paths are case-sensitive: /L/ is not the visitor route
+    ("https://sho.rt/lx/abc", "SHORTLINK"),
+    ("https://sho.rt/about/l/abc", "SHORTLINK"),
+    ("https://go.brand.example/pricing", "SHORTLINK"),
+    ("https://links.custom.example/", "SHORTLINK"),
+    ("https://sho.rt.evil.io/l/abc", "OTHER"),
+    ("https://example.com/l/abc", "OTHER"),
+]
+
+
+@pytest.fixture
+def own_hosts_client(make_client, conn, new_key):
+    """The app with a [links] domains host, and an account with a connected custom domain."""
+    from shortlink import accounts
+    client = make_client(links_domains=["go.brand.example"])
+    auth = bearer(new_key("brand@example.com"))
+    accounts.add_domain(conn, "brand@example.com", "links.custom.example")
+    return client, auth
+
+
+def test_destinations_that_are_own_short_links_are_refused_for_every_url_field(own_hosts_client):
+    client, auth = own_hosts_client
+    for url in OWN_SHORT_LINKS:
+        for field in ("originalUrl", "iosUrl", "androidUrl"):
+            response = create(client, auth, **{field: url})
+            assert response.status_code == 400, (url, field, response.text)
+            assert error_of(response) == "VALIDATION_ERROR"
+            message = response.json()["error"]["message"]
+            assert message.startswith(f"{field}:") and "short link" in message, (url, field, message)
+    assert client.get("/api/v1/links", headers=auth).json()["pagination"]["total"] == 0
+
+
+def test_other_pages_of_own_hosts_are_accepted_as_platform_shortlink(own_hosts_client):
+    client, auth = own_hosts_client
+    for url, platform in NOT_SHORT_LINKS:
+        response = create(client, auth, originalUrl=url)
+        assert response.status_code == 201, (url, response.text)
+        assert response.json()["data"]["platform"] == platform, url
+        app_urls = create(client, auth, iosUrl=url, androidUrl=url)
+        assert app_urls.status_code == 201, (url, app_urls.text)
+
+
+def test_links_domains_hosts_are_platform_shortlink_only_when_configured(make_client, new_key):
+    auth = bearer(new_key())
+    plain = make_client()
+    assert create(plain, auth, originalUrl="https://go.brand.example/pricing").json()["data"]["platform"] == "OTHER"
+    assert create(plain, auth, originalUrl="https://go.brand.example/l/abc").status_code == 201
+    configured = make_client(links_domains=["go.brand.example"])
+    for url in ("https://go.brand.example/pricing", "https://WWW.go.brand.example./"):
+        assert create(configured, auth, originalUrl=url).json()["data"]["platform"] == "SHORTLINK", url
+    assert create(configured, auth, originalUrl="https://go.brand.example/l/abc").status_code == 400
+
+
+def test_a_page_far_past_the_end_is_empty_and_still_counts_the_links(client, auth):
+    make_links(client, auth, 3)
+    for page in (10**6 + 1, 2**62, 2**63, 10**27):
+        response = client.get("/api/v1/links", params={"page": page, "limit": 100}, headers=auth)
+        assert response.status_code == 200, (page, response.text)
+        body = response.json()
+        assert body["data"] == []
+        assert body["pagination"] == {"page": page, "limit": 100, "total": 3, "pages": 1}
+
+
+def test_long_search_and_short_code_filters_are_answered_not_refused(client, auth):
+    long_url = "https://example.com/" + "x" * 2020
+    link = create(client, auth, originalUrl=long_url).json()["data"]
+    create(client, auth)
+
+    def listed(**params):
+        response = client.get("/api/v1/links", params=params, headers=auth)
+        assert response.status_code == 200, response.text
+        return [found["id"] for found in response.json()["data"]]
+
+    assert listed(shortCode="a" * 65) == []
+    assert listed(shortCode="a" * 1000) == []
+    assert listed(search=long_url) == [link["id"]]                 # 2040 characters
+    assert listed(search=long_url + "y" * 10) == []                # 2050: longer than any URL, no match
+    assert listed(search="é" * 1300) == []                         # 2600 characters, 7.8 KiB escaped
+    # The query string as a whole stays bounded.
+    response = client.get("/api/v1/links", params={"search": "x" * 9000}, headers=auth)
+    assert response.status_code == 400 and "query string" in response.json()["error"]["message"]
+
+
+def test_short_non_ascii_searches_ignore_case_like_long_ones(client, auth):
+    arger = create(client, auth, originalUrl="https://example.com/1", title="Ärger").json()["data"]
+    omega = create(client, auth, originalUrl="https://example.com/2", title="Ωmega").json()["data"]
+    create(client, auth, originalUrl="https://example.com/3", title="plain")
+
+    def ids(search):
+        response = client.get("/api/v1/links", params={"search": search}, headers=auth)
+        assert response.status_code == 200
+        return {link["id"] for link in response.json()["data"]}
+
+    # One and two characters: the scan, case-insensitive beyond ASCII.
+    assert ids("ä") == ids("Ä") == {arger["id"]}
+    assert ids("ω") == ids("Ω") == {omega["id"]}
+    assert ids("äR") == ids("ÄR") == {arger["id"]}
+    assert ids("ωM") == ids("Ωm") == {omega["id"]}
+    # Three and more: the trigram index, also case-insensitive.
+    assert ids("ärg") == ids("ÄRGER") == {arger["id"]}
+    assert ids("ωME") == ids("ΩMEGA") == {omega["id"]}
+    # Both fold letter by letter, so they agree on letters whose full case folding is longer:
+    # "ß" is not "ss" to the index, nor then to the scan.
+    strasse = create(client, auth, originalUrl="https://example.com/4", title="Straße").json()["data"]
+    assert ids("ß") == ids("aß") == ids("straße") == ids("STRAßE") == {strasse["id"]}
+    assert ids("ss") == ids("strasse") == set()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -21,7 +22,7 @@ class Platform(str, enum.Enum):
     OTHER = "OTHER"
 
 
-# Exact hosts (after lower-casing and dropping "www.") for each platform. Only a
+# Exact hosts (after normalising and dropping "www.") for each platform. Only a
 # host equal to one of these, or a subdomain of the ones in _WITH_SUBDOMAINS,
 # matches: "youtube.com.evil.io" ends in ".evil.io" and is OTHER.
 _HOSTS: dict[str, Platform] = {
@@ -42,37 +43,69 @@ _HOSTS: dict[str, Platform] = {
 # m.facebook.com, old.reddit.com, uk.linkedin.com, mobile.twitter.com, ...).
 _WITH_SUBDOMAINS = ("youtube.com", "facebook.com", "instagram.com", "twitter.com", "x.com",
                     "linkedin.com", "reddit.com")
-# amazon.<tld>: amazon.com, amazon.de, amazon.co.uk, amazon.com.br, ... but not amazon.evil.io.
-_AMAZON_SUFFIXES = frozenset({
-    "com", "ca", "com.mx", "com.br", "co.uk", "de", "fr", "it", "es", "nl", "se", "pl", "com.be",
-    "ie", "com.tr", "ae", "sa", "eg", "in", "co.jp", "jp", "cn", "sg", "com.au", "co.za", "ng",
-    "at", "ch", "dk", "fi", "no", "cz", "pt", "lu",
-})
+_TOP_LEVEL = re.compile(r"[a-z]{2,63}")
+_COUNTRY = re.compile(r"[a-z]{2}")
+_PORT = re.compile(r"[0-9]{0,5}")  # "host:" (an empty port) is allowed in URLs and Host
 
 
-def _host_of(url: str) -> str:
-    try:
-        host = (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
-    except ValueError:
-        return ""
-    return host[4:] if host.startswith("www.") else host
+def host_name(host: str) -> str:
+    """How hosts are compared: lower case, IDNA (punycode) form, no trailing dot, no port.
+
+    "Go.Example.COM.", "go.example.com:8443" and "go.example.com" are one host;
+    "[::1]:8000" is "::1". A port that is not a number stays, so the host matches nothing.
+    """
+    host = host.strip().lower()
+    if host.startswith("["):
+        address, _, rest = host[1:].partition("]")
+        return address if not rest or (rest[0] == ":" and _PORT.fullmatch(rest[1:])) else host
+    name, colon, port = host.partition(":")
+    if colon and ":" not in port and _PORT.fullmatch(port):
+        host = name
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass          # not a valid IDN: compared as written, it matches no real host
+    return host.rstrip(".")
+
+
+def _site(host: str) -> str:
+    # "www." is the same site as the bare host, for platforms and the service alike.
+    name = host_name(host)
+    return name[4:] if name.startswith("www.") else name
+
+
+def is_own_host(host: str, own_hosts: Iterable[str]) -> bool:
+    """Whether `host` is one of the service's own hosts (short host, [links] domains,
+    custom domains), whatever its case, trailing dot, port or "www." prefix."""
+    return bool(host) and _site(host) in {_site(own) for own in own_hosts}
+
+
+def _is_amazon(host: str) -> bool:
+    # amazon.<tld> (amazon.de, amazon.us) or amazon.<co|com>.<country> (amazon.co.uk,
+    # amazon.com.br), with any subdomain (m.amazon.com, smile.amazon.de). Only the
+    # last labels decide, so amazon.com.evil.io and amazon.evil.io are not Amazon.
+    labels = host.split(".")
+    if len(labels) >= 2 and labels[-2] == "amazon" and _TOP_LEVEL.fullmatch(labels[-1]):
+        return True
+    return (len(labels) >= 3 and labels[-3] == "amazon" and labels[-2] in ("co", "com")
+            and _COUNTRY.fullmatch(labels[-1]) is not None)
 
 
 def detect_platform(url: str, own_hosts: Iterable[str] = ()) -> Platform:
     """The platform of a destination URL, from its host alone."""
-    host = _host_of(url)
+    try:
+        raw_host = urlsplit(url.strip()).hostname or ""
+    except ValueError:
+        return Platform.OTHER
+    host = _site(raw_host)
     if not host:
         return Platform.OTHER
-    own = {h.lower().rsplit(":", 1)[0] if h.count(":") == 1 else h.lower() for h in own_hosts}
-    if host in own or f"www.{host}" in own:
+    if is_own_host(host, own_hosts):
         return Platform.SHORTLINK
     if host in _HOSTS:
         return _HOSTS[host]
     for base in _WITH_SUBDOMAINS:
         if host.endswith("." + base):
             return _HOSTS[base]
-    if host.startswith("amazon.") and host[len("amazon."):] in _AMAZON_SUFFIXES:
-        return Platform.AMAZON
-    if host.startswith("smile.amazon.") and host[len("smile.amazon."):] in _AMAZON_SUFFIXES:
-        return Platform.AMAZON
-    return Platform.OTHER
+    return Platform.AMAZON if _is_amazon(host) else Platform.OTHER

@@ -5,13 +5,16 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import posixpath
 import re
 import secrets
-from datetime import datetime
-from urllib.parse import urlsplit
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from urllib.parse import unquote, urlsplit
 
 from shortlink.errors import ValidationError
 from shortlink.ids import random_string
+from shortlink.links.platforms import is_own_host
 
 MAX_URL_LENGTH = 2048
 RANDOM_CODE_LENGTH = 6
@@ -47,6 +50,24 @@ def validate_url(field: str, url: str) -> str:
     if not _is_real_host(host):
         raise ValidationError(field, "must have a valid host name")
     return url
+
+
+def refuse_own_short_link(field: str, url: str, own_hosts: Iterable[str]) -> None:
+    """A destination that is itself a short link of this service would redirect to
+    itself or chain through other links, so it is refused. Other pages of the
+    service's own hosts are fine (platform SHORTLINK)."""
+    parts = urlsplit(url)
+    if is_own_host(parts.hostname or "", own_hosts) and _is_short_link_path(parts.path):
+        raise ValidationError(field, "must not be a short link (/l/...) of this service; "
+                                     "link to its destination instead")
+
+
+def _is_short_link_path(path: str) -> bool:
+    # The path as the visitor route sees it after a browser followed the redirect:
+    # %-escapes decoded, "\" read as "/", repeated slashes and dot segments resolved.
+    path = re.sub(r"/+", "/", "/" + unquote(path).replace("\\", "/"))
+    path = posixpath.normpath(path)
+    return path == "/l" or path.startswith("/l/")
 
 
 def _is_real_host(host: str) -> bool:
@@ -102,6 +123,10 @@ def parse_future_time(field: str, text: str, now: datetime) -> datetime:
         raise ValidationError(field, "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z") from None
     if moment.tzinfo is None:
         raise ValidationError(field, "must include a UTC offset, e.g. 2030-01-31T12:00:00Z")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:   # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
+        raise ValidationError(field, "must be between the years 1 and 9999 in UTC") from None
     if moment <= now:
         raise ValidationError(field, "must be in the future")
     return moment

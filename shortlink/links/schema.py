@@ -1,12 +1,13 @@
 """The link resources of the API, exactly as the spec names them."""
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from shortlink.links.platforms import Platform
+from shortlink.times import Timestamp
 
 # Litestar puts extra_json_schema["extra"] into the OpenAPI document. The URL
 # pattern is for the document only; rules.validate_url checks (and explains) more.
@@ -18,26 +19,29 @@ Password = Annotated[str, Meta(min_length=4, max_length=64, description="Write-o
 Code = Annotated[str, Meta(min_length=3, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 DateTime = Annotated[str, Meta(description="ISO 8601 date-time with offset, in the future",
                                extra_json_schema={"extra": {"format": "date-time"}})]
+UrlText = Annotated[str, Meta(extra_json_schema={"extra": {"format": "uri"}})]
+# Where a link was made. This service makes API links, and demo links without a source.
+Source = Literal["DASHBOARD", "API", "MCP", "PUBLIC", "BIO"]
 
 
 class Link(msgspec.Struct, rename="camel"):
     id: str
     short_code: str
-    short_url: str
-    original_url: str
+    short_url: UrlText
+    original_url: UrlText
     platform: Platform | None
     title: str | None
     description: str | None
-    og_image: str | None
-    ios_url: str | None
-    android_url: str | None
+    og_image: UrlText | None
+    ios_url: UrlText | None
+    android_url: UrlText | None
     is_active: bool
     is_password_protected: bool
-    expires_at: str | None
+    expires_at: Timestamp | None
     click_count: int
-    source: str | None
-    created_at: str
-    updated_at: str
+    source: Source | None
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class CreateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
@@ -52,6 +56,7 @@ class CreateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_
 
 class UpdateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
     """Any subset, at least one field. null removes the expiry or the password."""
+    min_fields: ClassVar[int] = 1   # read by the OpenAPI document: minProperties
     title: Title | UnsetType = UNSET
     is_active: bool | UnsetType = UNSET
     expires_at: DateTime | None | UnsetType = UNSET
@@ -76,7 +81,8 @@ class LinkListResponse(msgspec.Struct):
 
 class DeletedLink(msgspec.Struct):
     id: str
-    deleted: bool
+    # Always true; msgspec has no Literal[True], so the document is told directly.
+    deleted: Annotated[bool, Meta(extra_json_schema={"extra": {"const": True}})]
 
 
 class DeletedLinkResponse(msgspec.Struct):

@@ -30,6 +30,7 @@ class Owner(msgspec.Struct, frozen=True):
     account_id: int
     short_host: str            # e.g. "https://sho.rt"
     daily_limit: int = 1000
+    domains: tuple[str, ...] = ()   # [links] domains: more hosts of the service
 
 
 def short_base(conn: sqlite3.Connection, owner: Owner) -> str:
@@ -40,8 +41,9 @@ def short_base(conn: sqlite3.Connection, owner: Owner) -> str:
     return f"{urlsplit(owner.short_host).scheme}://{domain}"
 
 
-def own_hosts(conn: sqlite3.Connection, short_host: str) -> set[str]:
-    return {urlsplit(short_host).netloc.lower(), *account_store.all_domains(conn)}
+def own_hosts(conn: sqlite3.Connection, owner: Owner) -> set[str]:
+    """Every host the service answers on: the short host, [links] domains, custom domains."""
+    return {urlsplit(owner.short_host).netloc, *owner.domains, *account_store.all_domains(conn)}
 
 
 def to_link(row: sqlite3.Row, base: str) -> Link:
@@ -61,10 +63,12 @@ def create_link(conn: sqlite3.Connection, owner: Owner, body: CreateLink, *, now
                 source: str = "API") -> Link:
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread)."""
-    rules.validate_url("originalUrl", body.original_url)
-    for field, url in (("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
+    ours = own_hosts(conn, owner)
+    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url),
+                       ("androidUrl", body.android_url)):
         if url is not None:
             rules.validate_url(field, url)
+            rules.refuse_own_short_link(field, url, ours)
     if body.custom_code is not None:
         rules.validate_custom_code(body.custom_code)
     if body.title is not None:
@@ -77,7 +81,7 @@ def create_link(conn: sqlite3.Connection, owner: Owner, body: CreateLink, *, now
     row = {
         "public_id": new_id("lnk"), "account_id": owner.account_id, "short_code": "",
         "original_url": body.original_url,
-        "platform": detect_platform(body.original_url, own_hosts(conn, owner.short_host)).value,
+        "platform": detect_platform(body.original_url, ours).value,
         "title": body.title, "ios_url": body.ios_url, "android_url": body.android_url,
         "password_hash": password_hash, "expires_at": expires_at, "source": source,
         "created_at": stamp, "updated_at": stamp,

@@ -67,10 +67,8 @@ def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
 
 
 TRIGRAM = 3   # the shortest search text the link_search index can answer
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+# OFFSET is a signed 64-bit integer in SQLite; a page past it is past the end all the same.
+MAX_OFFSET = 2**63 - 1
 
 
 def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit: int,
@@ -86,11 +84,10 @@ def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit:
         where.append("id IN (SELECT rowid FROM link_search WHERE link_search MATCH ?)")
         params.append('"' + search.replace('"', '""') + '"')
     elif search:
-        # Too short for trigrams: a scan. LIKE wildcards typed by the user are literal.
-        pattern = f"%{_escape_like(search)}%"
-        where.append("(original_url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\'"
-                     " OR short_code LIKE ? ESCAPE '\\')")
-        params += [pattern, pattern, pattern]
+        # Too short for trigrams: a scan of the account's links, lower-cased in Python
+        # (LIKE folds ASCII letters only). A plain substring test: no wildcards.
+        where.append("folded_contains(?, original_url, title, short_code)")
+        params.append(search.lower())
     if short_code is not None:
         where.append("short_code = ?")
         params.append(short_code)
@@ -104,7 +101,7 @@ def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit:
     total = conn.execute(f"SELECT count(*) FROM links WHERE {condition}", params).fetchone()[0]
     rows = conn.execute(
         f"SELECT * FROM links WHERE {condition} {_LIST_ORDER} LIMIT ? OFFSET ?",
-        [*params, limit, offset],
+        [*params, limit, min(offset, MAX_OFFSET)],
     ).fetchall()
     return rows, total
 
