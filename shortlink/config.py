@@ -4,12 +4,14 @@ from __future__ import annotations
 import ipaddress
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 DEFAULT_CONFIG_FILE = "shortlink.toml"
+ENV_PREFIX = "SHORTLINK_"   # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 
 class ConfigError(Exception):
@@ -93,7 +95,7 @@ _POSITIVE = {
 }
 
 
-def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None,
+def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None,
                 **overrides: Any) -> Config:
     """Read the TOML file (when it exists), apply environment overrides, validate.
 
@@ -111,9 +113,10 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     elif path is not None:
         raise ConfigError(f"{file}: no such configuration file")
 
+    _check_environment_names(environ)
     for section_name, section_type in _sections().items():
         for key, key_type in _fields(section_type).items():
-            env_name = f"SHORTLINK_{section_name}_{key}".upper()
+            env_name = _env_name(section_name, key)
             value = overrides.get(f"{section_name}_{key}")
             if value is None and env_name in environ:
                 value = _from_env(environ[env_name], key_type)
@@ -136,6 +139,22 @@ def _sections() -> dict[str, type]:
 
 def _fields(section_type: type) -> dict[str, Any]:
     return {f.name: f.type for f in msgspec.structs.fields(section_type)}
+
+
+def _env_name(section: str, key: str) -> str:
+    return f"{ENV_PREFIX}{section}_{key}".upper()
+
+
+def _check_environment_names(environ: Mapping[str, str]) -> None:
+    """A misspelled override would be silently ignored; like an unknown TOML key, it stops start-up."""
+    known = {_env_name(section, key) for section, section_type in _sections().items()
+             for key in _fields(section_type)}
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
+            hint = (f"[{section}] has {', '.join(_fields(_sections()[section]))}" if section
+                    else f"sections are {', '.join(_sections())}")
+            raise ConfigError(f"invalid configuration: environment variable {name} is not a setting; {hint}")
 
 
 def _from_env(value: str, key_type: Any) -> Any:

@@ -54,6 +54,8 @@ def test_file_values_and_environment_overrides(tmp_path):
     ("", {"SHORTLINK_LIMITS_LINKS_PER_DAY": "many"}, "links_per_day"),
     ("", {"SHORTLINK_SERVER_PORT": "0"}, "port"),
     ("[server\n", {}, "not valid TOML"),
+    ("", {"SHORTLINK_SERVER_PROT": "9000"}, "SHORTLINK_SERVER_PROT"),
+    ("", {"SHORTLINK_NOPE": "1"}, "SHORTLINK_NOPE"),
 ])
 def test_bad_configuration_is_one_line_naming_the_key(tmp_path, text, env, names):
     with pytest.raises(ConfigError) as caught:
@@ -68,3 +70,36 @@ def test_bad_configuration_stops_the_cli_without_a_traceback(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "[server] port" in result.stderr
+
+
+@pytest.mark.parametrize(("name", "hint"), [
+    ("SHORTLINK_SERVER_PROT", "[server] has host, port"),                  # a misspelled key
+    ("SHORTLINK_LIMITS_LINKS_PER_MINUTE", "[limits] has requests_per_minute, links_per_day"),
+    ("SHORTLINK_NOPE", "sections are server, storage, links"),             # no such section
+    ("SHORTLINK_", "sections are server, storage, links"),
+])
+def test_an_unknown_shortlink_environment_variable_stops_loading_with_a_hint(tmp_path, name, hint):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, ""), environ={name: "9000", "SHORTLINK_SERVER_PORT": "9001"})
+    message = str(caught.value)
+    assert f"environment variable {name} is not a setting" in message and hint in message
+    assert "\n" not in message
+
+
+def test_other_environment_variables_and_known_settings_are_fine(tmp_path):
+    config = load_config(write(tmp_path, ""), environ={
+        "SHORTLINK_SERVER_PORT": "9001", "SHORTLINK_LINKS_DOMAINS": "go.brand.example, links.example",
+        "SHORTLINKS_NOPE": "1", "MY_SHORTLINK_NOPE": "1", "shortlink_nope": "1", "PATH": "/usr/bin"})
+    assert config.server.port == 9001 and config.links.domains == ["go.brand.example", "links.example"]
+
+
+def test_an_unknown_environment_variable_stops_the_cli_in_one_line(tmp_path, monkeypatch):
+    path = write(tmp_path, "")
+    monkeypatch.setenv("SHORTLINK_SERVER_PROT", "9000")
+    result = run_cli("key", "list", "--email", "a@b.c", "--config", str(path),
+                     "--db", str(tmp_path / "x.db"), check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("shortlink: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "SHORTLINK_SERVER_PROT" in result.stderr and "port" in result.stderr
+    assert not (tmp_path / "x.db").exists()      # stopped before the database was touched
