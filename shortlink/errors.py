@@ -5,9 +5,15 @@ Domain functions raise these; the web layer turns any of them into the
 """
 from __future__ import annotations
 
+from typing import Literal
+
+# Exactly the spec's error codes: the envelope's `code` is one of these.
+ErrorCode = Literal["UNAUTHORIZED", "SUBSCRIPTION_REQUIRED", "VALIDATION_ERROR", "NOT_FOUND",
+                    "CONFLICT", "RATE_LIMITED", "INTERNAL"]
+
 
 class ShortlinkError(Exception):
-    code = "INTERNAL"
+    code: ErrorCode = "INTERNAL"
     status = 500
 
     def __init__(self, message: str, headers: dict[str, str] | None = None):
@@ -17,7 +23,7 @@ class ShortlinkError(Exception):
 
 
 class ValidationError(ShortlinkError):
-    code = "VALIDATION_ERROR"
+    code: ErrorCode = "VALIDATION_ERROR"
     status = 400
 
     def __init__(self, field: str, message: str):
@@ -26,27 +32,27 @@ class ValidationError(ShortlinkError):
 
 
 class UnauthorizedError(ShortlinkError):
-    code = "UNAUTHORIZED"
+    code: ErrorCode = "UNAUTHORIZED"
     status = 401
 
 
 class SubscriptionRequiredError(ShortlinkError):
-    code = "SUBSCRIPTION_REQUIRED"
+    code: ErrorCode = "SUBSCRIPTION_REQUIRED"
     status = 403
 
 
 class NotFoundError(ShortlinkError):
-    code = "NOT_FOUND"
+    code: ErrorCode = "NOT_FOUND"
     status = 404
 
 
 class ConflictError(ShortlinkError):
-    code = "CONFLICT"
+    code: ErrorCode = "CONFLICT"
     status = 409
 
 
 class RateLimitedError(ShortlinkError):
-    code = "RATE_LIMITED"
+    code: ErrorCode = "RATE_LIMITED"
     status = 429
 
     def __init__(self, message: str, retry_after: int, headers: dict[str, str] | None = None):

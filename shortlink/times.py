@@ -2,6 +2,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
+
+from msgspec import Meta
+
+# The texts of to_iso and day_of as fields of API resources; Litestar copies
+# extra_json_schema["extra"] into the OpenAPI document.
+Timestamp = Annotated[str, Meta(extra_json_schema={"extra": {"format": "date-time"}})]
+Day = Annotated[str, Meta(extra_json_schema={"extra": {"format": "date"}})]
 
 
 def utcnow() -> datetime:

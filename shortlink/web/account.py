@@ -8,7 +8,7 @@ from litestar import Controller, get
 from shortlink.accounts import Principal
 from shortlink.links import service as links
 from shortlink.services import Services
-from shortlink.times import utcnow
+from shortlink.times import Timestamp, utcnow
 from shortlink.web.openapi import error_responses
 
 
@@ -25,7 +25,7 @@ class MeKey(msgspec.Struct):
 
 class MeSubscription(msgspec.Struct, rename="camel"):
     is_active: bool
-    current_period_end: str | None
+    current_period_end: Timestamp | None
     cancel_at_period_end: bool
 
 

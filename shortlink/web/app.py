@@ -4,8 +4,6 @@ from __future__ import annotations
 from litestar import Litestar, Router
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
 
 from shortlink.config import Config
 from shortlink.services import Services
@@ -13,16 +11,15 @@ from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.analytics import AnalyticsController
 from shortlink.web.account import AccountController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
-from shortlink.web.bounds import request_bounds_middleware
+from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController, provide_owner
-from shortlink.web.openapi import ClosedStructSchemaPlugin
+from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.qr import QrController
 from shortlink.web.visitor import visitor_handlers
 
 API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController]
-MAX_BODY_BYTES = 64 * 1024
 
 
 def create_app(config: Config) -> Litestar:
@@ -31,6 +28,7 @@ def create_app(config: Config) -> Litestar:
         path="/api/v1",
         route_handlers=API_CONTROLLERS,
         guards=[api_guard],
+        before_request=check_json_body,
         middleware=[rate_limit_headers_middleware],
         dependencies={
             "principal": Provide(provide_principal, sync_to_thread=False),
@@ -46,13 +44,7 @@ def create_app(config: Config) -> Litestar:
         middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,
-        openapi_config=OpenAPIConfig(
-            title="shortlink API", version="1.0.0", path="/api/v1/schema",
-            components=Components(security_schemes={
-                "bearerAuth": SecurityScheme(type="http", scheme="bearer",
-                                             description="Authorization: Bearer sl_live_<32 characters>"),
-            }),
-        ),
+        openapi_config=openapi_config("/api/v1/schema"),
         plugins=[ClosedStructSchemaPlugin()],
         debug=False,
     )

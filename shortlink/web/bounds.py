@@ -1,17 +1,26 @@
-"""Refuse oversized query strings and header blocks before any work is done.
+"""What a request must be before any work is done on it.
 
-The ASGI server's own limits are loose (httptools takes hundreds of KiB of
-headers); these bounds keep memory per request small and answer in the API's
-error envelope. Bodies are bounded separately (`request_max_body_size`).
+Oversized query strings and header blocks are refused first: the ASGI server's
+own limits are loose (httptools takes hundreds of KiB of headers); these bounds
+keep memory per request small and answer in the API's error envelope. Bodies
+are bounded in size by `request_max_body_size`, and must be JSON objects of the
+exact types the API documents (`check_json_body`).
 """
 from __future__ import annotations
 
+import functools
+import json
+
+import msgspec
+from litestar import Request
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from shortlink.errors import ValidationError
 from shortlink.web.errors import envelope_bytes
 
 MAX_QUERY_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 32 * 1024
+MAX_BODY_BYTES = 64 * 1024
 
 
 def oversize_problem(scope: Scope) -> str | None:
@@ -35,3 +44,62 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
         await send({"type": "http.response.body", "body": body})
 
     return middleware
+
+
+async def check_json_body(request: Request) -> None:
+    """A before-request hook: the body of a handler taking `data` must be a JSON object
+    sent as application/json whose fields have exactly the documented JSON types.
+
+    Litestar alone would read any body as JSON whatever its Content-Type, and convert
+    it leniently ("false", "1" and 1 all become booleans). After this check its own
+    reading of the same body cannot fail.
+    """
+    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
+        return
+    body = await request.body()
+    if not body.strip():
+        raise ValidationError("body", "is empty; send a JSON object")
+    media_type = request.content_type[0].lower()
+    if media_type != "application/json":
+        raise ValidationError("Content-Type", f"must be application/json, not {media_type or 'missing'}")
+    try:
+        _decoder(data.annotation).decode(body)
+    except msgspec.ValidationError as exc:
+        raise _field_error(str(exc)) from None
+    except (msgspec.DecodeError, UnicodeDecodeError):   # msgspec raises the latter for bad UTF-8 in a string
+        raise ValidationError("body", f"is not valid JSON: {_json_problem(body)}") from None
+
+
+@functools.cache
+def _decoder(type_: type) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(type_, strict=True)
+
+
+def _field_error(message: str) -> ValidationError:
+    # msgspec: "Expected `bool`, got `str` - at `$.isActive`", "Object contains unknown
+    # field `colour`", "Object missing required field `originalUrl`", "Expected `object`, ...".
+    text, _, where = message.partition(" - at `$.")
+    if where:
+        return ValidationError(where.rstrip("`"), text)
+    for lead, problem in (("Object contains unknown field `", "unknown field; it cannot be set here"),
+                          ("Object missing required field `", "is required")):
+        if message.startswith(lead):
+            return ValidationError(message[len(lead):].split("`", 1)[0], problem)
+    return ValidationError("body", f"must be a JSON object ({message.replace(' - at `$`', '')})")
+
+
+def _json_problem(body: bytes) -> str:
+    """Where the JSON goes wrong, for a body msgspec could not parse (its own message
+    says "Input data was truncated" for a lone \\ud800 escape too)."""
+    try:
+        json.loads(body.decode("utf-8"), parse_constant=_not_json)
+    except UnicodeDecodeError as exc:
+        return f"it is not UTF-8 ({exc.reason} at byte {exc.start})"
+    except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return "a \\u escape is half of a UTF-16 surrogate pair (e.g. \\ud800); text must be valid Unicode"
+
+
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")

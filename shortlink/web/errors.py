@@ -12,13 +12,13 @@ from litestar.exceptions import (
     ValidationException,
 )
 
-from shortlink.errors import ShortlinkError
+from shortlink.errors import ErrorCode, ShortlinkError
 
 log = logging.getLogger("shortlink")
 
 
 class ErrorDetail(msgspec.Struct):
-    code: str
+    code: ErrorCode
     message: str
 
 
@@ -46,21 +46,13 @@ def _camel(name: str) -> str:
 
 
 def _validation_message(exc: ValidationException) -> str:
-    """Litestar lists the failures in `extra`; name each parameter or field."""
-    parts = []
-    for item in exc.extra if isinstance(exc.extra, list) else []:
-        if not isinstance(item, dict):
-            continue
-        key, message = item.get("key"), str(item.get("message", "invalid value"))
-        if " - at `$." in message:  # msgspec body errors: "... - at `$.title`"
-            message, _, path = message.partition(" - at `$.")
-            key = path.rstrip("`")
-        elif " - at `$`" in message:
-            message = message.replace(" - at `$`", "")
-        if "unknown field `" in message:
-            key = message.split("unknown field `", 1)[1].split("`", 1)[0]
-            message = "unknown field; it cannot be set here"
-        parts.append(f"{_camel(key)}: {message}" if key else message)
+    """Litestar lists the failures of query and path parameters in `extra`; name each.
+    (Bodies are checked before Litestar reads them: web.bounds.check_json_body.)"""
+    parts = [
+        f"{_camel(item['key'])}: {item.get('message', 'invalid value')}" if item.get("key")
+        else str(item.get("message", "invalid value"))
+        for item in (exc.extra if isinstance(exc.extra, list) else []) if isinstance(item, dict)
+    ]
     detail = exc.detail if exc.detail and not exc.detail.startswith("Validation failed") else ""
     return "; ".join(parts) or detail or "Invalid request"
 
@@ -76,10 +68,10 @@ def handle_exception(request: Request, exc: Exception) -> Response:
         return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}",
                               exc.headers)
     if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
-        # Body too large (413), wrong content type (415), malformed JSON (400)...
         message = exc.detail or "Invalid request"
         if exc.status_code == 413:
-            message = "Request body too large"
+            limit = request.route_handler.resolve_request_max_body_size()
+            message = f"Request body too large: at most {limit // 1024} KiB"
         return error_response(exc.status_code, "VALIDATION_ERROR", message, exc.headers)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(500, "INTERNAL", "Unexpected server error; it has been logged")

@@ -27,7 +27,7 @@ from shortlink.web.openapi import error_responses
 
 def provide_owner(principal: NamedDependency[Principal], services: NamedDependency[Services]) -> service.Owner:
     return service.Owner(principal.account_id, services.config.short_host,
-                         services.config.limits.links_per_day)
+                         services.config.limits.links_per_day, tuple(services.config.links.domains))
 
 
 async def hash_password(password: str | None) -> str | None:
@@ -40,7 +40,7 @@ class LinkController(Controller):
     path = "/links"
     tags = ["links"]
 
-    @post("/", status_code=201, responses=error_responses(400, 409), summary="Create a link")
+    @post("/", status_code=201, responses=error_responses(409), summary="Create a link")
     async def create(self, data: JSONBody[CreateLink], owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> LinkResponse:
         password_hash = await hash_password(data.password)
         link = await services.db.run(service.create_link, owner, data, now=utcnow(),
@@ -50,16 +50,17 @@ class LinkController(Controller):
         services.fetcher.notify()
         return LinkResponse(link)
 
-    @get("/", responses=error_responses(400), summary="List the account's links, newest first")
+    @get("/", responses=error_responses(), summary="List the account's links, newest first")
     async def list(
         self,
         owner: NamedDependency[service.Owner],
         services: NamedDependency[Services],
-        # The upper bound keeps the row offset inside SQLite's 64-bit integers.
-        page: Annotated[int, QueryParameter(ge=1, le=1_000_000)] = 1,
+        # Any page: one past the end is empty (the query string is bounded by web.bounds).
+        page: Annotated[int, QueryParameter(ge=1)] = 1,
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
-        search: Annotated[str | None, QueryParameter(max_length=2048)] = None,
-        short_code: Annotated[str | None, QueryParameter(name="shortCode", max_length=64)] = None,
+        search: Annotated[str | None, QueryParameter(
+            description="Case-insensitive substring of the destination, title or short code")] = None,
+        short_code: Annotated[str | None, QueryParameter(name="shortCode", description="Exact short code")] = None,
         platform: FromQuery[Platform | None] = None,
         is_active: Annotated[bool | None, QueryParameter(name="isActive")] = None,
     ) -> LinkListResponse:
@@ -68,23 +69,26 @@ class LinkController(Controller):
         links, pagination = await services.db.run(service.list_links, owner, query)
         return LinkListResponse(links, pagination)
 
-    @get("/{link_id:str}", responses=error_responses(404), summary="Get a link")
-    async def get(self, link_id: FromPath[str], owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> LinkResponse:
-        return LinkResponse(await services.db.run(service.get_link, owner, link_id))
+    # The path parameter is `id`, as in the spec; Litestar names the argument after it.
+    @get("/{id:str}", responses=error_responses(404), summary="Get a link")
+    async def get(self, id: FromPath[str], owner: NamedDependency[service.Owner],  # noqa: A002
+                  services: NamedDependency[Services]) -> LinkResponse:
+        return LinkResponse(await services.db.run(service.get_link, owner, id))
 
-    @patch("/{link_id:str}", responses=error_responses(400, 404), summary="Change a link")
-    async def update(self, link_id: FromPath[str], data: JSONBody[UpdateLink], owner: NamedDependency[service.Owner],
-                     services: NamedDependency[Services]) -> LinkResponse:
+    @patch("/{id:str}", responses=error_responses(404), summary="Change a link")
+    async def update(self, id: FromPath[str], data: JSONBody[UpdateLink],  # noqa: A002
+                     owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> LinkResponse:
         password = data.password if isinstance(data.password, str) else None
         password_hash = await hash_password(password)
-        link, code = await services.db.run(service.update_link, owner, link_id, data,
+        link, code = await services.db.run(service.update_link, owner, id, data,
                                            now=utcnow(), password_hash=password_hash)
         services.links_changed(code)
         return LinkResponse(link)
 
-    @delete("/{link_id:str}", status_code=200, responses=error_responses(404),
+    @delete("/{id:str}", status_code=200, responses=error_responses(404),
             summary="Delete a link and its click history")
-    async def remove(self, link_id: FromPath[str], owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> DeletedLinkResponse:
-        code = await services.db.run(service.delete_link, owner, link_id)
+    async def remove(self, id: FromPath[str], owner: NamedDependency[service.Owner],  # noqa: A002
+                     services: NamedDependency[Services]) -> DeletedLinkResponse:
+        code = await services.db.run(service.delete_link, owner, id)
         services.links_changed(code)
-        return DeletedLinkResponse(DeletedLink(id=link_id, deleted=True))
+        return DeletedLinkResponse(DeletedLink(id=id, deleted=True))
