@@ -114,6 +114,8 @@ class Services:
         return target
 
     def serves_on(self, target: VisitTarget, host: str) -> bool:
+        if not self.domains:    # the usual case: no custom domain, nothing to normalise
+            return True
         # host_name: "links.brand.com." is the same custom domain, not a way around it.
         owner = self.domains.get(host_name(host))
         return owner is None or owner == target.account_id
