@@ -22,6 +22,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shortlink import accounts
 from shortlink.analytics import report
 from shortlink.analytics.ranges import Range
 from shortlink.config import load_config
@@ -47,7 +48,7 @@ def seed_account(config, email: str, links: int, clicks: int, days: int) -> int:
     print(f"seeded {result.clicks:,} clicks on {result.links:,} links in {took:.0f} s "
           f"({result.clicks / took:,.0f} clicks/s through the recorder, links created included)")
     conn = connect(config.storage.path)
-    account_id = conn.execute("SELECT id FROM accounts WHERE email = ?", (email,)).fetchone()[0]
+    account_id = accounts.account_for(conn, email)["id"]
     conn.close()
     return account_id
 

@@ -37,7 +37,7 @@ QUERIES = [
 def fill(db: Path, count: int) -> str:
     conn = connect(db)
     key = accounts.create_key(conn, "bench@example.com").key
-    owner = service.Owner(conn.execute("SELECT id FROM accounts").fetchone()[0], "https://sho.rt",
+    owner = service.Owner(accounts.account_for(conn, "bench@example.com")["id"], "https://sho.rt",
                           daily_limit=count + 1)
     now = datetime.now(UTC)
     for number in range(count):

@@ -101,7 +101,7 @@ def main() -> int:
         f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n')
     conn = connect(db)
     accounts.create_key(conn, "bench@example.com")
-    account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
+    account_id = accounts.account_for(conn, "bench@example.com")["id"]
     link = service.create_link(conn, service.Owner(account_id, f"http://127.0.0.1:{port}"),
                                CreateLink(original_url="https://example.com/landing", title="Bench"),
                                now=datetime.now(UTC), fetch_title=False)
