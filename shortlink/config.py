@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -11,6 +12,7 @@ from typing import Any
 import msgspec
 
 DEFAULT_CONFIG_FILE = "shortlink.toml"
+log = logging.getLogger("shortlink.config")
 ENV_PREFIX = "SHORTLINK_"   # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 
@@ -146,15 +148,21 @@ def _env_name(section: str, key: str) -> str:
 
 
 def _check_environment_names(environ: Mapping[str, str]) -> None:
-    """A misspelled override would be silently ignored; like an unknown TOML key, it stops start-up."""
+    """SHORTLINK_<SECTION>_<KEY> with a known section but no such key is a misspelt
+    override that would be silently ignored: like an unknown TOML key, it stops start-up.
+    Other SHORTLINK_* names (no section of ours) may belong to the operator's own tools,
+    so they are only warned about."""
     known = {_env_name(section, key) for section, section_type in _sections().items()
              for key in _fields(section_type)}
     for name in sorted(environ):
-        if name.startswith(ENV_PREFIX) and name not in known:
-            section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
-            hint = (f"[{section}] has {', '.join(_fields(_sections()[section]))}" if section
-                    else f"sections are {', '.join(_sections())}")
-            raise ConfigError(f"invalid configuration: environment variable {name} is not a setting; {hint}")
+        if not name.startswith(ENV_PREFIX) or name in known:
+            continue
+        section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
+        if section is not None:
+            raise ConfigError(f"invalid configuration: environment variable {name} is not a setting; "
+                              f"[{section}] has {', '.join(_fields(_sections()[section]))}")
+        log.warning("environment variable %s is not a setting and is ignored (settings are "
+                    "SHORTLINK_<SECTION>_<KEY>; sections are %s)", name, ", ".join(_sections()))
 
 
 def _from_env(value: str, key_type: Any) -> Any:
