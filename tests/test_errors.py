@@ -69,6 +69,9 @@ def test_json_sent_with_another_content_type_is_a_400_on_post_and_patch(client, 
     # Neither a second link nor a new title: the body was not used.
     assert client.get("/api/v1/links", headers=auth).json()["pagination"]["total"] == 1
     assert client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]["title"] is None
+    # Without a Content-Type the body is read as JSON.
+    response = client.post("/api/v1/links", headers=auth, content=b'{"originalUrl": "https://example.com/d"}')
+    assert response.status_code == 201, response.text
     # Parameters of the JSON media type are fine.
     response = client.post("/api/v1/links", headers={**auth, "Content-Type": "Application/JSON; charset=utf-8"},
                            content=b'{"originalUrl": "https://example.com/c"}')

@@ -48,7 +48,8 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
 
 async def check_json_body(request: Request) -> None:
     """A before-request hook: the body of a handler taking `data` must be a JSON object
-    sent as application/json whose fields have exactly the documented JSON types.
+    sent as application/json (or without a Content-Type) whose fields have exactly the
+    documented JSON types.
 
     Litestar alone would read any body as JSON whatever its Content-Type, and convert
     it leniently ("false", "1" and 1 all become booleans). After this check its own
@@ -60,9 +61,11 @@ async def check_json_body(request: Request) -> None:
     body = await request.body()
     if not body.strip():
         raise ValidationError("body", "is empty; send a JSON object")
+    # No Content-Type at all is read as JSON (clients that post bare bytes); a declared
+    # other type (a form, text/plain) means the client sent something else.
     media_type = request.content_type[0].lower()
-    if media_type != "application/json":
-        raise ValidationError("Content-Type", f"must be application/json, not {media_type or 'missing'}")
+    if media_type and media_type != "application/json":
+        raise ValidationError("Content-Type", f"must be application/json, not {media_type}")
     try:
         _decoder(data.annotation).decode(body)
     except msgspec.ValidationError as exc:
