@@ -104,23 +104,28 @@ def test_future_times_past_the_year_9999_in_utc_are_a_validation_error(text):
 OWN_HOSTS = ("sho.rt", "go.brand.example:8443")
 
 
-@given(path=st.text(max_size=30))
+@given(path=st.text(max_size=30), code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32))
 @settings(max_examples=300)
-def test_any_path_on_a_foreign_host_is_not_an_own_short_link(path):
-    rules.refuse_own_short_link("originalUrl", "https://example.com/" + path, OWN_HOSTS)
-    rules.refuse_own_short_link("originalUrl", "https://sho.rt.example.com/l/" + path, OWN_HOSTS)
+def test_any_path_on_a_foreign_host_is_not_the_link_itself(path, code):
+    rules.refuse_link_to_itself("originalUrl", "https://example.com/" + path, OWN_HOSTS, code)
+    rules.refuse_link_to_itself("originalUrl", "https://sho.rt.example.com/l/" + code, OWN_HOSTS, code)
 
 
-@given(code=st.text(alphabet=CODE_CHARS, min_size=1, max_size=32),
+@given(code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
        host=st.sampled_from(["sho.rt", "SHO.RT.", "www.sho.rt", "go.brand.example", "go.brand.example:8443"]),
-       prefix=st.sampled_from(["/l/", "//l/", "/l//", "/%6c/", "/%6C/", "/a/../l/", "/./l/", "/\\l\\", "/%2fl/"]))
-def test_every_spelling_of_an_own_short_link_is_refused(code, host, prefix):
+       prefix=st.sampled_from(["/l/", "//l/", "/l//", "/%6c/", "/%6C/", "/a/../l/", "/./l/", "/\\l\\", "/%2fl/"]),
+       suffix=st.sampled_from(["", "/", "?utm_source=x", "#top"]))
+def test_every_spelling_of_the_links_own_short_url_is_refused(code, host, prefix, suffix):
     with pytest.raises(ValidationError) as caught:
-        rules.refuse_own_short_link("iosUrl", f"https://{host}{prefix}{code}", OWN_HOSTS)
+        rules.refuse_link_to_itself("iosUrl", f"https://{host}{prefix}{code}{suffix}", OWN_HOSTS, code)
     assert caught.value.field == "iosUrl"
 
 
-@given(rest=st.from_regex(r"[A-Za-z0-9_-]{0,10}(/[A-Za-z0-9_-]{0,10}){0,3}", fullmatch=True))
-def test_own_host_pages_outside_l_are_allowed(rest):
-    assume(rest != "l" and not rest.startswith("l/"))
-    rules.refuse_own_short_link("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS)
+@given(code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
+       other=st.text(alphabet=CODE_CHARS, min_size=1, max_size=32),
+       rest=st.from_regex(r"[A-Za-z0-9_-]{0,10}(/[A-Za-z0-9_-]{0,10}){0,3}", fullmatch=True))
+def test_other_short_links_and_pages_of_own_hosts_are_allowed(code, other, rest):
+    assume(other != code)
+    rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/l/{other}", OWN_HOSTS, code)
+    assume(rest != "l" and not rest.startswith("l/"))     # pages outside the visitor route
+    rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS, code)

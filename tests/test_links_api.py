@@ -361,12 +361,12 @@ def test_patch_with_a_non_boolean_is_active_changes_nothing(client, auth):
     assert client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]["isActive"] is True
 
 
-# The service's own short links, however the URL spells them: a destination that
-# redirects back into the service is refused for every URL field.
+# The short URL of a link coded "abc", however the URL spells it: as a destination of
+# that same link it would redirect to itself, and is refused for every URL field.
 OWN_SHORT_LINKS = [
     "https://sho.rt/l/abc",
     "http://sho.rt/l/abc",
-    "https://sho.rt/l",
+    "https://sho.rt/l/abc/",                  # the router folds a trailing slash
     "https://sho.rt//l/abc",                  # repeated slashes
     "https://sho.rt/x/../l/abc",              # dot segments
     "https://sho.rt/./l/abc",
@@ -382,9 +382,12 @@ OWN_SHORT_LINKS = [
     "https://links.custom.example/l/abc",     # a connected custom domain
     "https://www.links.custom.example/l/abc",
 ]
-# Other pages of the own hosts, or /l/ on someone else's host: accepted.
+# Other pages of the own hosts, other short links, or /l/ on someone else's host: accepted.
 NOT_SHORT_LINKS = [
     ("https://sho.rt/", "SHORTLINK"),
+    ("https://sho.rt/l", "SHORTLINK"),
+    ("https://sho.rt/l/abd", "SHORTLINK"),
+    ("https://sho.rt/l/ABC", "SHORTLINK"),       # codes are case-sensitive: another link
     ("https://sho.rt/about", "SHORTLINK"),
     ("https://sho.rt/L/abc", "SHORTLINK"),       # paths are case-sensitive: /L/ is not the visitor route
     ("https://sho.rt/lx/abc", "SHORTLINK"),
@@ -406,16 +409,24 @@ def own_hosts_client(make_client, conn, new_key):
     return client, auth
 
 
-def test_destinations_that_are_own_short_links_are_refused_for_every_url_field(own_hosts_client):
+def test_a_link_to_its_own_short_url_is_refused_for_every_url_field(own_hosts_client):
     client, auth = own_hosts_client
     for url in OWN_SHORT_LINKS:
         for field in ("originalUrl", "iosUrl", "androidUrl"):
-            response = create(client, auth, **{field: url})
+            response = create(client, auth, customCode="abc", **{field: url})
             assert response.status_code == 400, (url, field, response.text)
             assert error_of(response) == "VALIDATION_ERROR"
             message = response.json()["error"]["message"]
-            assert message.startswith(f"{field}:") and "short link" in message, (url, field, message)
+            assert message.startswith(f"{field}:") and "own short URL" in message, (url, field, message)
     assert client.get("/api/v1/links", headers=auth).json()["pagination"]["total"] == 0
+
+
+def test_a_link_to_another_short_link_is_platform_shortlink(own_hosts_client):
+    client, auth = own_hosts_client
+    for number, url in enumerate(OWN_SHORT_LINKS):
+        response = create(client, auth, customCode=f"chain{number}", originalUrl=url, iosUrl=url)
+        assert response.status_code == 201, (url, response.text)
+        assert response.json()["data"]["platform"] == "SHORTLINK", url
 
 
 def test_other_pages_of_own_hosts_are_accepted_as_platform_shortlink(own_hosts_client):
@@ -432,11 +443,11 @@ def test_links_domains_hosts_are_platform_shortlink_only_when_configured(make_cl
     auth = bearer(new_key())
     plain = make_client()
     assert create(plain, auth, originalUrl="https://go.brand.example/pricing").json()["data"]["platform"] == "OTHER"
-    assert create(plain, auth, originalUrl="https://go.brand.example/l/abc").status_code == 201
+    assert create(plain, auth, customCode="abc", originalUrl="https://go.brand.example/l/abc").status_code == 201
     configured = make_client(links_domains=["go.brand.example"])
-    for url in ("https://go.brand.example/pricing", "https://WWW.go.brand.example./"):
+    for url in ("https://go.brand.example/pricing", "https://WWW.go.brand.example./", "https://go.brand.example/l/x"):
         assert create(configured, auth, originalUrl=url).json()["data"]["platform"] == "SHORTLINK", url
-    assert create(configured, auth, originalUrl="https://go.brand.example/l/abc").status_code == 400
+    assert create(configured, auth, customCode="abd", originalUrl="https://go.brand.example/l/abd").status_code == 400
 
 
 def test_a_page_far_past_the_end_is_empty_and_still_counts_the_links(client, auth):

@@ -52,22 +52,21 @@ def validate_url(field: str, url: str) -> str:
     return url
 
 
-def refuse_own_short_link(field: str, url: str, own_hosts: Iterable[str]) -> None:
-    """A destination that is itself a short link of this service would redirect to
-    itself or chain through other links, so it is refused. Other pages of the
-    service's own hosts are fine (platform SHORTLINK)."""
+def refuse_link_to_itself(field: str, url: str, own_hosts: Iterable[str], code: str) -> None:
+    """A link whose destination is its own short URL would redirect to itself forever.
+    Other short links of the service are fine destinations (platform SHORTLINK)."""
     parts = urlsplit(url)
-    if is_own_host(parts.hostname or "", own_hosts) and _is_short_link_path(parts.path):
-        raise ValidationError(field, "must not be a short link (/l/...) of this service; "
-                                     "link to its destination instead")
+    if is_own_host(parts.hostname or "", own_hosts) and _short_link_code(parts.path) == code:
+        raise ValidationError(field, f"must not be this link's own short URL (/l/{code}): "
+                                     "it would redirect to itself")
 
 
-def _is_short_link_path(path: str) -> bool:
-    # The path as the visitor route sees it after a browser followed the redirect:
-    # %-escapes decoded, "\" read as "/", repeated slashes and dot segments resolved.
-    path = re.sub(r"/+", "/", "/" + unquote(path).replace("\\", "/"))
-    path = posixpath.normpath(path)
-    return path == "/l" or path.startswith("/l/")
+def _short_link_code(path: str) -> str | None:
+    """The code a path reaches on the visitor route, as a browser that followed the
+    redirect would send it: %-escapes decoded, "\\" read as "/", repeated slashes and
+    dot segments resolved, a trailing slash folded by the router."""
+    path = posixpath.normpath(re.sub(r"/+", "/", "/" + unquote(path).replace("\\", "/")))
+    return path[3:] if path.startswith("/l/") and "/" not in path[3:] else None
 
 
 def _is_real_host(host: str) -> bool:

@@ -64,13 +64,14 @@ def create_link(conn: sqlite3.Connection, owner: Owner, body: CreateLink, *, now
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread)."""
     ours = own_hosts(conn, owner)
+    if body.custom_code is not None:
+        rules.validate_custom_code(body.custom_code)
     for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url),
                        ("androidUrl", body.android_url)):
         if url is not None:
             rules.validate_url(field, url)
-            rules.refuse_own_short_link(field, url, ours)
-    if body.custom_code is not None:
-        rules.validate_custom_code(body.custom_code)
+            if body.custom_code is not None:   # a random code is new: nothing can point at it yet
+                rules.refuse_link_to_itself(field, url, ours, body.custom_code)
     if body.title is not None:
         rules.validate_title(body.title)
     if body.password is not None:
