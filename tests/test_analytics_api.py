@@ -207,6 +207,9 @@ def check_account(client, conn, auth, account_id: int, **params) -> dict:
                                   "originalUrl": links[link_id]["original_url"],
                                   "title": links[link_id]["title"] or "", "clicks": clicks,
                                   "createdAt": links[link_id]["created_at"]} for link_id, clicks in top]
+    # The account's newest clicks across its links, each named by its link's code.
+    codes = {link_id: row["short_code"] for link_id, row in links.items()}
+    assert answer["recentClicks"] == recent(rows, codes, start_ms, end_ms)
     assert "url" not in answer and "clicksByHour" not in answer
     return answer
 
@@ -343,7 +346,6 @@ def test_paused_link_counts_as_not_active(client, auth, conn, seeded):
 @pytest.mark.parametrize(("params", "named"), [
     ({"days": "0"}, "days"), ({"days": "367"}, "days"), ({"days": "abc"}, "days"), ({"days": "1.5"}, "days"),
     ({"days": "7.0"}, "days"), ({"days": "1e1"}, "days"),
-    ({"from": "2026-11-01", "days": "abc"}, "days"), ({"from": "2026-11-01", "days": "0"}, "days"),
     ({"from": "yesterday"}, "from"), ({"to": "2026-13-01"}, "to"), ({"to": "20261103"}, "to"),
     ({"to": "2026-W45"}, "to"),
     ({"from": "2026-02-10", "to": "2026-02-01"}, "from"),

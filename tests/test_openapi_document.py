@@ -130,3 +130,17 @@ def test_per_link_paths_name_their_parameter_id(document):
         assert names == (["id"] if "/links/" in path else []), (method, path)
         if names:
             assert path.startswith("/api/v1/links/{id}")
+
+
+def test_analytics_times_and_days_carry_their_formats(document):
+    schemas = document["components"]["schemas"]
+    formats = {("RangeOut", "from"): "date-time", ("RangeOut", "to"): "date-time",
+               ("DayClicks", "date"): "date", ("HourClicks", "hour"): "date-time",
+               ("RecentClick", "createdAt"): "date-time", ("TopUrl", "createdAt"): "date-time",
+               ("UrlSummary", "createdAt"): "date-time"}
+    for (schema, field), wanted in formats.items():
+        assert schemas[schema]["properties"][field].get("format") == wanted, (schema, field)
+    # The spec's AccountAnalytics: LinkAnalytics without url and clicksByHour, plus three fields.
+    link = set(schemas["LinkAnalytics"]["properties"])
+    account = set(schemas["AccountAnalytics"]["properties"])
+    assert account == link - {"url", "clicksByHour"} | {"totalUrls", "activeUrls", "topUrls"}

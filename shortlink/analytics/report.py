@@ -30,7 +30,7 @@ from shortlink.errors import NotFoundError
 from shortlink.storage import analytics as store
 from shortlink.storage import links as link_store
 from shortlink.storage.clicks import DIMENSIONS
-from shortlink.times import to_iso
+from shortlink.times import Day, Timestamp, to_iso
 
 HOUR_MS = 3_600_000
 TOP_VALUES = 10
@@ -45,8 +45,8 @@ BREAKDOWN_LABELS = {"device": "device", "browser": "browser", "os": "os", "count
 
 
 class RangeOut(msgspec.Struct, rename={"start": "from", "end": "to"}):
-    start: str
-    end: str
+    start: Timestamp
+    end: Timestamp
 
 
 class DeviceItem(msgspec.Struct):
@@ -90,12 +90,12 @@ ITEM_TYPES = {"device": DeviceItem, "browser": BrowserItem, "os": OsItem, "count
 
 
 class DayClicks(msgspec.Struct):
-    date: str
+    date: Day
     clicks: int
 
 
 class HourClicks(msgspec.Struct):
-    hour: str
+    hour: Timestamp
     clicks: int
 
 
@@ -107,7 +107,7 @@ class RecentClick(msgspec.Struct, rename="camel"):
     os: str
     country: str
     user_agent: str
-    created_at: str
+    created_at: Timestamp
 
 
 class UrlSummary(msgspec.Struct, rename="camel"):
@@ -117,7 +117,7 @@ class UrlSummary(msgspec.Struct, rename="camel"):
     title: str
     platform: str
     is_active: bool
-    created_at: str
+    created_at: Timestamp
 
 
 class TopUrl(msgspec.Struct, rename="camel"):
@@ -126,7 +126,7 @@ class TopUrl(msgspec.Struct, rename="camel"):
     original_url: str
     title: str
     clicks: int
-    created_at: str
+    created_at: Timestamp
 
 
 class AnalyticsFigures(msgspec.Struct, rename="camel", kw_only=True):
@@ -145,12 +145,12 @@ class AnalyticsFigures(msgspec.Struct, rename="camel", kw_only=True):
     referrer_breakdown: list[ReferrerItem]
     campaign_breakdown: list[CampaignItem]
     clicks_by_day: list[DayClicks]
+    recent_clicks: list[RecentClick]
 
 
 class LinkAnalytics(AnalyticsFigures, kw_only=True):
     url: UrlSummary
     clicks_by_hour: list[HourClicks]
-    recent_clicks: list[RecentClick]
 
 
 class AccountAnalytics(AnalyticsFigures, kw_only=True):
@@ -353,5 +353,6 @@ def account_analytics(conn: sqlite3.Connection, account_id: int, span: Range,
             total_clicks=total, clicks_today=today, clicks_this_week=week, clicks_this_month=month,
             clicks_in_period=period.clicks, unique_visitors=period.unique_visitors,
             **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
-            clicks_by_day=period.series, total_urls=urls, active_urls=active, top_urls=top_urls,
+            clicks_by_day=period.series, recent_clicks=_recent(conn, store.ACCOUNT, account_id, span),
+            total_urls=urls, active_urls=active, top_urls=top_urls,
         )
