@@ -24,6 +24,8 @@ def ms(text: str) -> int:
     ("366", None, None, Range(NOW_MS - 366 * DAY_MS, NOW_MS)),
     ("007", None, None, Range(NOW_MS - 7 * DAY_MS, NOW_MS)),
     ("366", "2026-03-01", None, Range(ms("2026-03-01T00:00:00+00:00"), NOW_MS)),   # from overrides days
+    ("abc", "2026-03-01", None, Range(ms("2026-03-01T00:00:00+00:00"), NOW_MS)),   # ... and days is ignored
+    ("0", "2026-03-01", None, Range(ms("2026-03-01T00:00:00+00:00"), NOW_MS)),
     (None, "2026-03-01", "2026-03-02", Range(ms("2026-03-01T00:00:00+00:00"), ms("2026-03-03T00:00:00+00:00") - 1)),
     (None, "2026-03-01T10:00:00+02:00", "2026-03-01T09:00:00Z",
      Range(ms("2026-03-01T08:00:00+00:00"), ms("2026-03-01T09:00:00+00:00"))),
@@ -54,8 +56,6 @@ def test_valid_ranges(days, start, end, want):
     ("1e2", None, None, "days"), ("", None, None, "days"), ("ten", None, None, "days"),
     ("7.0", None, None, "days"), (" 7 ", None, None, "days"), ("+7", None, None, "days"),
     ("７", None, None, "days"),                                         # fullwidth digit
-    # days is checked whenever it is given, even though from makes it unused.
-    ("abc", "2026-03-01", None, "days"), ("0", "2026-03-01", None, "days"),
     (None, "2026-02-30", None, "from"), (None, "soon", None, "from"), (None, None, "2026-3-1", "to"),
     # Other ISO 8601 forms than YYYY-MM-DD and date-times with a T are refused, not misread.
     (None, None, "20260301", "to"), (None, None, "2026-W09", "to"), (None, None, "2026-W09-7", "to"),

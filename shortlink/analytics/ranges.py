@@ -6,8 +6,8 @@
   dates would be read as something the caller did not mean.
 - `to`: default now; a date means the end of that UTC day (23:59:59.999).
 - `from`: a date means 00:00 UTC of that day; when set, `days` is ignored.
-- `days`: 1-366, default 30; without `from`, the range starts `days` × 24 h before
-  `to`. Checked whenever it is given, even when `from` makes it unused.
+- `days`: 1-366, default 30; the range starts `days` × 24 h before `to`. Ignored
+  when `from` is set, as the spec says: not used and not checked.
 - Both ends are included; the span (to − from) is at most 366 × 24 h; both ends
   lie between 1970-01-01 and 9999-12-31 (UTC).
 - A reversed or longer range, or a bad value, is a ValidationError naming the parameter.
@@ -69,13 +69,13 @@ def _moment(name: str, text: str, end_of_day: bool) -> int:
 
 def parse_range(days: str | None, start: str | None, end: str | None, now: datetime) -> Range:
     """The range the query asks for; `start` and `end` are the `from` and `to` parameters."""
-    count = DEFAULT_DAYS
-    if days is not None:
-        if not _DAYS.fullmatch(days) or not 1 <= int(days) <= MAX_DAYS:
-            raise ValidationError("days", f"must be a whole number from 1 to {MAX_DAYS}")
-        count = int(days)
     end_ms = to_ms(now) if end is None else _moment("to", end, end_of_day=True)
     if start is None:
+        count = DEFAULT_DAYS
+        if days is not None:
+            if not _DAYS.fullmatch(days) or not 1 <= int(days) <= MAX_DAYS:
+                raise ValidationError("days", f"must be a whole number from 1 to {MAX_DAYS}")
+            count = int(days)
         return Range(max(end_ms - count * DAY_MS, 0), end_ms)
     start_ms = _moment("from", start, end_of_day=False)
     if start_ms > end_ms:
