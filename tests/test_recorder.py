@@ -194,3 +194,26 @@ async def test_clicks_arriving_during_a_flush_are_written_exactly_once(database,
     assert count(db_path, "SELECT count(*) FROM clicks") == 551
     assert count(db_path, f"SELECT count(*) FROM clicks WHERE link_id = {links[1][0]}") == 400
     assert count(db_path, "SELECT sum(click_count) FROM links") == 551
+
+
+async def test_clicks_queued_for_a_deleted_link_never_reach_the_next_link_created(database, db_path, links):
+    # The deleted link has the highest id: the id SQLite would hand out again.
+    recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=60_000))
+    for _ in range(3):
+        recorder.record(click(links[1]))
+    conn = connect(db_path)
+    owner = service.Owner(links[1][1], "https://sho.rt")
+    deleted = conn.execute("SELECT public_id FROM links WHERE id = ?", (links[1][0],)).fetchone()[0]
+    service.delete_link(conn, owner, deleted)
+    other = accounts.create_key(conn, "other@example.com")
+    other_account = accounts.account_for(conn, other.email)["id"]
+    created = service.create_link(conn, service.Owner(other_account, "https://sho.rt"),
+                                  CreateLink(original_url="https://example.com/new"),
+                                  now=datetime.now(UTC), fetch_title=False)
+    new_id = conn.execute("SELECT id FROM links WHERE public_id = ?", (created.id,)).fetchone()[0]
+    conn.close()
+    assert new_id > links[1][0]
+    await recorder.flush()
+    await recorder.stop()
+    assert count(db_path, f"SELECT click_count FROM links WHERE id = {new_id}") == 0
+    assert count(db_path, "SELECT count(*) FROM clicks") == 0

@@ -42,6 +42,8 @@ def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migratio
     assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations()[-1][0]
     # Later migrations fill what they add from the data already there (the search index).
     assert conn.execute("SELECT rowid FROM link_search WHERE link_search MATCH '\"kept tit\"'").fetchone()[0] == 1
+    # ... and the link ids already used (never to be handed out again).
+    assert conn.execute("SELECT last_id FROM link_id_high_water").fetchone()[0] == 1
     conn.close()
     # Connecting again applies nothing and changes nothing.
     conn = connect(db_path)

@@ -33,8 +33,10 @@ def insert_link(conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_l
             raise DailyLimitReached
         columns = ", ".join(row)
         try:
+            # The next id above every id ever used (migration 0004): never a deleted link's.
             cursor = conn.execute(
-                f"INSERT INTO links ({columns}) VALUES ({', '.join('?' * len(row))})",
+                f"INSERT INTO links (id, {columns}) VALUES ((SELECT last_id + 1 FROM link_id_high_water),"
+                f" {', '.join('?' * len(row))})",
                 tuple(row.values()),
             )
         except sqlite3.IntegrityError as exc:
