@@ -216,6 +216,14 @@ def test_in_app_browser_gets_an_escape_to_the_real_browser(client, auth):
     assert "x-safari-https://" not in again.text
 
 
+def test_a_repeated_utm_source_is_stored_as_the_one_forwarded(client, auth, conn):
+    link = make_link(client, auth)
+    response = visit(client, link["shortCode"], query="utm_source=first&utm_source=last")
+    assert parse_qs(urlsplit(response.headers["location"]).query)["utm_source"] == ["last"]
+    flush(client)
+    assert [row["campaign"] for row in clicks(conn)] == ["last"]
+
+
 def test_previewers_get_the_web_destination_never_an_app_url(client, auth):
     link = make_link(client, auth, originalUrl=YOUTUBE)
     response = visit(client, link["shortCode"], ua=FACEBOOK_BOT)

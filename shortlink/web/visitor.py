@@ -110,7 +110,9 @@ def visitor_handlers(services: Services) -> list:
         ip, via_trusted_proxy = address
         campaign = ""
         if "utm_source=" in query:
-            campaign = next((v for k, v in parse_qsl(query) if k == "utm_source"), "")[:200]
+            # The last value, as utm forwarding keeps the last of repeated parameters.
+            sources = [v for k, v in parse_qsl(query) if k == "utm_source"]
+            campaign = sources[-1][:200] if sources else ""
         services.recorder.record(Click(
             target.link_id, target.account_id, int(time.time() * 1000), facts.user_agent,
             facts.referrer, campaign, ip, facts.country if via_trusted_proxy else "", is_bot,
