@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from shortlink import qr
+from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
+
 # The spec's error codes, exactly (Errors part).
 SPEC_ERROR_CODES = ["UNAUTHORIZED", "SUBSCRIPTION_REQUIRED", "VALIDATION_ERROR", "NOT_FOUND",
                     "CONFLICT", "RATE_LIMITED", "INTERNAL"]
@@ -144,3 +147,21 @@ def test_analytics_times_and_days_carry_their_formats(document):
     link = set(schemas["LinkAnalytics"]["properties"])
     account = set(schemas["AccountAnalytics"]["properties"])
     assert account == link - {"url", "clicksByHour"} | {"totalUrls", "activeUrls", "topUrls"}
+
+
+def test_integer_query_parameters_read_as_text_are_documented_as_integers(document):
+    # days, size and margin are parsed from text (so "7.0" and "1e3" are refused),
+    # yet the document gives their integer type, bounds and default.
+    integers = {
+        ("GET", "/api/v1/links/{id}/analytics"): {"days": (1, MAX_DAYS, DEFAULT_DAYS)},
+        ("GET", "/api/v1/analytics"): {"days": (1, MAX_DAYS, DEFAULT_DAYS)},
+        ("GET", "/api/v1/links/{id}/qr"): {"size": (qr.MIN_SIZE, qr.MAX_SIZE, qr.DEFAULT_SIZE),
+                                           "margin": (qr.MIN_MARGIN, qr.MAX_MARGIN, qr.DEFAULT_MARGIN)},
+    }
+    for key, wanted in integers.items():
+        parameters = {p["name"]: p for p in operations(document)[key]["parameters"]}
+        for name, (low, high, default) in wanted.items():
+            schema = parameters[name]["schema"]
+            assert (schema["type"], schema["minimum"], schema["maximum"], schema["default"]) == \
+                ("integer", low, high, default), (key, name)
+            assert "maxLength" not in schema and "oneOf" not in schema

@@ -4,15 +4,12 @@ test client's peer is no IP address, so proxies can only be trusted over a real 
 """
 from __future__ import annotations
 
-import http.client
 import json
 import sqlite3
 import time
 
 import pytest
 
-from shortlink import accounts
-from shortlink.storage import connect
 from shortlink.visits.passwords import attempt_key
 from tests.live_server import LiveServer
 from tests.test_visitor_route import DESKTOP, make_link
@@ -25,19 +22,11 @@ class Server:
 
     def __init__(self, directory, **settings: str):
         self.live = LiveServer(directory, **settings)
-        conn = connect(self.live.db)
-        self.key = accounts.create_key(conn, "net@example.com").key
-        conn.close()
+        self.key = self.live.create_key("net@example.com")
         self.live.start()
 
     def request(self, method: str, path: str, body: bytes | None = None, **headers: str):
-        conn = http.client.HTTPConnection("127.0.0.1", self.live.port, timeout=10)
-        try:
-            conn.request(method, path, body=body, headers=headers)
-            response = conn.getresponse()
-            return response.status, response.read()
-        finally:
-            conn.close()
+        return self.live.request(method, path, body, headers)
 
     def link(self, **body) -> str:
         status, data = self.request("POST", "/api/v1/links", json.dumps(

@@ -18,6 +18,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from shortlink.links.platforms import host_name
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # (address, port) → may we connect there?
 AddressPolicy = Callable[[IPAddress, int], bool]
@@ -83,11 +85,6 @@ async def system_resolver(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
 
 
-def host_key(host: str) -> str:
-    """How a host name is compared: "SHO.RT." (fully qualified, trailing dot) is "sho.rt"."""
-    return host.lower().rstrip(".")
-
-
 def address_key(address: IPAddress) -> IPAddress:
     """How an address is compared: ::ffff:127.0.0.1 is 127.0.0.1."""
     return getattr(address, "ipv4_mapped", None) or address
@@ -95,22 +92,23 @@ def address_key(address: IPAddress) -> IPAddress:
 
 @dataclass(frozen=True)
 class OwnService:
-    """This service's own hosts (host_key) and the addresses they resolve to (address_key):
+    """This service's own hosts (host_name) and the addresses they resolve to (address_key):
     never fetched. A port of None stands for any port (a host given without one)."""
     hosts: frozenset[tuple[str, int | None]] = frozenset()
     addresses: frozenset[tuple[IPAddress, int | None]] = frozenset()
 
     def has_host(self, host: str, port: int) -> bool:
-        return not self.hosts.isdisjoint({(host_key(host), port), (host_key(host), None)})
+        name = host_name(host)
+        return not self.hosts.isdisjoint({(name, port), (name, None)})
 
     def has_address(self, address: IPAddress, port: int) -> bool:
         return not self.addresses.isdisjoint({(address_key(address), port), (address_key(address), None)})
 
 
 def own_host_entries(entries: Iterable[str]) -> frozenset[tuple[str, int | None]]:
-    """"host[:port]" entries (IPv6 in brackets) as (host_key, port or None)."""
+    """"host[:port]" entries (IPv6 in brackets) as (host_name, port or None)."""
     parsed = (urlsplit(f"//{entry}") for entry in entries)
-    return frozenset((host_key(parts.hostname or ""), parts.port) for parts in parsed)
+    return frozenset((host_name(parts.hostname or ""), parts.port) for parts in parsed)
 
 
 async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnService,
