@@ -11,6 +11,7 @@ the API serves), the median time of the same answer computed from raw clicks
 alone, their ratio, and whether the two answers are equal. Both are timed
 in-process on one connection, without HTTP, so the ratio is the storage's own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,10 @@ def seed_account(config, email: str, links: int, clicks: int, days: int) -> int:
     started = time.perf_counter()
     result = asyncio.run(seed(config, email, links, clicks, days))
     took = time.perf_counter() - started
-    print(f"seeded {result.clicks:,} clicks on {result.links:,} links in {took:.0f} s "
-          f"({result.clicks / took:,.0f} clicks/s through the recorder, links created included)")
+    print(
+        f"seeded {result.clicks:,} clicks on {result.links:,} links in {took:.0f} s "
+        f"({result.clicks / took:,.0f} clicks/s through the recorder, links created included)"
+    )
     conn = connect(config.storage.path)
     account_id = accounts.account_for(conn, email)["id"]
     conn.close()
@@ -56,8 +59,10 @@ def seed_account(config, email: str, links: int, clicks: int, days: int) -> int:
 def compare(conn, label: str, repeat: int, raw_repeat: int, compute) -> None:
     fast, from_rollups = timed(repeat, lambda: compute(True))
     slow, from_raw = timed(raw_repeat, lambda: compute(False))
-    print(f"{label:<44} rollups {fast:8.1f} ms   raw {slow:9.1f} ms   {slow / fast:6.1f}x   "
-          f"{'equal' if from_rollups == from_raw else 'DIFFERENT'}")
+    print(
+        f"{label:<44} rollups {fast:8.1f} ms   raw {slow:9.1f} ms   {slow / fast:6.1f}x   "
+        f"{'equal' if from_rollups == from_raw else 'DIFFERENT'}"
+    )
 
 
 def main() -> int:
@@ -79,14 +84,29 @@ def main() -> int:
     now = datetime.now(UTC)
     end = int(now.timestamp() * 1000)
     for account_id, name in ((one, "1 link"), (many, f"{args.many_links:,} links")):
-        top = conn.execute("SELECT public_id FROM links WHERE account_id = ? ORDER BY click_count DESC"
-                           " LIMIT 1", (account_id,)).fetchone()[0]
+        top = conn.execute(
+            "SELECT public_id FROM links WHERE account_id = ? ORDER BY click_count DESC LIMIT 1", (account_id,)
+        ).fetchone()[0]
         for days in (30, 366):
             span = Range(end - days * DAY_MS + 1, end)
-            compare(conn, f"{name}: link analytics, {days} days", args.repeat, args.raw_repeat,
-                    lambda rollups: report.link_analytics(conn, account_id, top, span, now, rollups))
-            compare(conn, f"{name}: account analytics, {days} days", args.repeat, args.raw_repeat,
-                    lambda rollups: report.account_analytics(conn, account_id, span, now, rollups))
+            compare(
+                conn,
+                f"{name}: link analytics, {days} days",
+                args.repeat,
+                args.raw_repeat,
+                lambda rollups, account_id=account_id, top=top, span=span: report.link_analytics(
+                    conn, account_id, top, span, now, rollups
+                ),
+            )
+            compare(
+                conn,
+                f"{name}: account analytics, {days} days",
+                args.repeat,
+                args.raw_repeat,
+                lambda rollups, account_id=account_id, span=span: report.account_analytics(
+                    conn, account_id, span, now, rollups
+                ),
+            )
     conn.close()
     return 0
 

@@ -5,6 +5,7 @@ through the real link service, starts a real server process, and prints the
 median latency of each listing query next to /me (one indexed key lookup) on
 the same server, so the ratio shows what the listing itself costs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,15 +38,21 @@ QUERIES = [
 def fill(db: Path, count: int) -> str:
     conn = connect(db)
     key = accounts.create_key(conn, "bench@example.com").key
-    owner = service.Owner(accounts.account_for(conn, "bench@example.com")["id"], "https://sho.rt",
-                          daily_limit=count + 1)
+    owner = service.Owner(
+        accounts.account_for(conn, "bench@example.com")["id"], "https://sho.rt", daily_limit=count + 1
+    )
     now = datetime.now(UTC)
     for number in range(count):
-        url = (f"https://www.youtube.com/watch?v={number:05d}" if number % 4 == 0
-               else f"https://example.com/page/{number}")
-        service.create_link(conn, owner, CreateLink(original_url=url, custom_code=f"b{number:05d}",
-                                                    title=f"Bench link {number}"),
-                            now=now, fetch_title=False)
+        url = (
+            f"https://www.youtube.com/watch?v={number:05d}" if number % 4 == 0 else f"https://example.com/page/{number}"
+        )
+        service.create_link(
+            conn,
+            owner,
+            CreateLink(original_url=url, custom_code=f"b{number:05d}", title=f"Bench link {number}"),
+            now=now,
+            fetch_title=False,
+        )
     conn.execute("UPDATE links SET is_active = 0 WHERE id % 10 = 0")
     conn.close()
     return key

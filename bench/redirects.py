@@ -7,6 +7,7 @@ alternating rounds, prints each round's ratio and the medians, the latency at
 half the redirect throughput, then checks that every request sent was
 recorded as exactly one click.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,9 +15,9 @@ import http.client
 import re
 import shutil
 import signal
-import statistics
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,8 +30,9 @@ from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 
-DESKTOP_UA = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-              "Chrome/131.0.0.0 Safari/537.36")
+DESKTOP_UA = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+)
 
 
 def free_port() -> int:
@@ -40,19 +42,21 @@ def free_port() -> int:
 
 
 def wrk(url: str, seconds: int, connections: int, script: Path | None = None) -> dict:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency",
-               "-H", f"User-Agent: {DESKTOP_UA}", url]
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-H", f"User-Agent: {DESKTOP_UA}", url]
     if script is not None:
         command[1:1] = ["-s", str(script)]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
     def latency(label: str) -> float:
         match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
         value, unit = float(match.group(1)), match.group(2)
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),
-        "p50": latency("50"), "p99": latency("99"),
+        "p50": latency("50"),
+        "p99": latency("99"),
         "raw": out,
     }
 
@@ -97,20 +101,28 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))
     db, port = work / "bench.db", free_port()
     (work / "shortlink.toml").write_text(
-        f'[server]\nport = {port}\naccess_log = {"true" if args.access_log else "false"}\n'
-        f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n')
+        f"[server]\nport = {port}\naccess_log = {'true' if args.access_log else 'false'}\n"
+        f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n'
+    )
     conn = connect(db)
     accounts.create_key(conn, "bench@example.com")
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
-    link = service.create_link(conn, service.Owner(account_id, f"http://127.0.0.1:{port}"),
-                               CreateLink(original_url="https://example.com/landing", title="Bench"),
-                               now=datetime.now(UTC), fetch_title=False)
+    link = service.create_link(
+        conn,
+        service.Owner(account_id, f"http://127.0.0.1:{port}"),
+        CreateLink(original_url="https://example.com/landing", title="Bench"),
+        now=datetime.now(UTC),
+        fetch_title=False,
+    )
     conn.close()
 
     # The server's log (and access log, with --access-log) goes to a file, not the terminal.
     with (work / "server.log").open("w") as log:
-        server = subprocess.Popen([sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml"),
-                                   "--server", args.server], stdout=log, stderr=log)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml"), "--server", args.server],
+            stdout=log,
+            stderr=log,
+        )
     try:
         deadline = time.time() + 20
         while True:
@@ -123,7 +135,7 @@ def main() -> int:
                 time.sleep(0.2)
         base = f"http://127.0.0.1:{port}"
         redirect_path = f"/l/{link.short_code}"
-        wrk(base + "/bench/bare", 2, args.connections)            # warm-up
+        wrk(base + "/bench/bare", 2, args.connections)  # warm-up
         answered = wrk(base + redirect_path, 2, args.connections)["requests"]
         # Alternating rounds: a slow spell of the machine hits both endpoints alike.
         rounds = []
@@ -134,11 +146,12 @@ def main() -> int:
             rounds.append((bare, redirect))
         bare_rps = statistics.median(bare["rps"] for bare, _ in rounds)
         redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
-        paced = wrk(base + redirect_path, args.seconds, args.connections,
-                    paced_script(work, redirect_rps / 2, args.connections))
+        paced = wrk(
+            base + redirect_path, args.seconds, args.connections, paced_script(work, redirect_rps / 2, args.connections)
+        )
         answered += paced["requests"]
 
-        time.sleep(0.5)                       # let the writer flush
+        time.sleep(0.5)  # let the writer flush
         start_count = clicks(db)
         exact_requests(port, redirect_path, 2000)
         time.sleep(0.5)
@@ -146,22 +159,35 @@ def main() -> int:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-    print(f"server: {args.server}, 1 worker, {args.connections} connections, {args.rounds} rounds of "
-          f"{args.seconds} s per endpoint, access log {'on' if args.access_log else 'off'}")
+    print(
+        f"server: {args.server}, 1 worker, {args.connections} connections, {args.rounds} rounds of "
+        f"{args.seconds} s per endpoint, access log {'on' if args.access_log else 'off'}"
+    )
     for number, (bare, redirect) in enumerate(rounds, start=1):
-        print(f"round {number}: bare 302 {bare['rps']:>7.0f} req/s (p99 {bare['p99']:.2f} ms)   "
-              f"/l/<code> + click {redirect['rps']:>7.0f} req/s (p99 {redirect['p99']:.2f} ms)   "
-              f"ratio {redirect['rps'] / bare['rps']:.1%}")
-    print(f"median: bare 302 {bare_rps:.0f} req/s, /l/<code> + click {redirect_rps:.0f} req/s, "
-          f"ratio {redirect_rps / bare_rps:.1%}  (target >= 70%)")
-    print(f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)")
+        print(
+            f"round {number}: bare 302 {bare['rps']:>7.0f} req/s (p99 {bare['p99']:.2f} ms)   "
+            f"/l/<code> + click {redirect['rps']:>7.0f} req/s (p99 {redirect['p99']:.2f} ms)   "
+            f"ratio {redirect['rps'] / bare['rps']:.1%}"
+        )
+    print(
+        f"median: bare 302 {bare_rps:.0f} req/s, /l/<code> + click {redirect_rps:.0f} req/s, "
+        f"ratio {redirect_rps / bare_rps:.1%}  (target >= 70%)"
+    )
+    print(
+        f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  "
+        f"p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)"
+    )
     recorded = clicks(db) - exact_count
-    in_flight = (args.rounds + 2) * args.connections   # per wrk run of the redirect
-    print(f"wrk phases: {answered} redirects completed, {recorded} clicks recorded "
-          f"(wrk drops up to {in_flight} requests still in flight when a run ends; the server may "
-          f"have answered and recorded them)")
-    print(f"exact phase: 2000 requests sent, {exact_count} clicks recorded -> "
-          f"{'OK, none lost' if exact_count == 2000 else 'MISMATCH'}")
+    in_flight = (args.rounds + 2) * args.connections  # per wrk run of the redirect
+    print(
+        f"wrk phases: {answered} redirects completed, {recorded} clicks recorded "
+        f"(wrk drops up to {in_flight} requests still in flight when a run ends; the server may "
+        f"have answered and recorded them)"
+    )
+    print(
+        f"exact phase: 2000 requests sent, {exact_count} clicks recorded -> "
+        f"{'OK, none lost' if exact_count == 2000 else 'MISMATCH'}"
+    )
     shutil.rmtree(work, ignore_errors=True)
     return 0 if exact_count == 2000 and answered <= recorded <= answered + in_flight else 1
 

@@ -9,6 +9,7 @@ command-line server (its Rust HTTP thread beside the Python one), on the app
 that `app_from_environment` builds; it is not a dependency of shortlink
 (`pip install -e '.[bench]'` to compare).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from shortlink.config import load_config
 from shortlink.server import build_server
 from shortlink.web.app import create_app
 
-CONFIG_VARIABLE = "BENCH_SHORTLINK_CONFIG"   # not SHORTLINK_*: those are config overrides
+CONFIG_VARIABLE = "BENCH_SHORTLINK_CONFIG"  # not SHORTLINK_*: those are config overrides
 
 
 @get("/bench/bare", include_in_schema=False)
@@ -40,8 +41,7 @@ def bench_app(config) -> Litestar:
 def app_from_environment() -> Litestar:
     """granian's app factory: the config file is named by BENCH_SHORTLINK_CONFIG."""
     config = load_config(os.environ[CONFIG_VARIABLE])
-    logging.getLogger("shortlink.access").setLevel(
-        logging.INFO if config.server.access_log else logging.WARNING)
+    logging.getLogger("shortlink.access").setLevel(logging.INFO if config.server.access_log else logging.WARNING)
     return bench_app(config)
 
 
@@ -52,15 +52,33 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config(args.config)
     if args.server == "uvicorn":
-        build_server(config, bench_app(config)).run()     # exactly what `shortlink serve` runs
+        build_server(config, bench_app(config)).run()  # exactly what `shortlink serve` runs
         return
     granian = shutil.which("granian", path=os.path.dirname(sys.executable)) or shutil.which("granian")
     if granian is None:
         sys.exit("granian is not installed: pip install granian")
     os.environ[CONFIG_VARIABLE] = args.config
-    os.execv(granian, [granian, "--interface", "asgi", "--factory", "--workers", "1", "--loop", "uvloop",
-                       "--host", config.server.host, "--port", str(config.server.port),
-                       "--no-access-log", "--log-level", "warning", "bench.server:app_from_environment"])
+    os.execv(
+        granian,
+        [
+            granian,
+            "--interface",
+            "asgi",
+            "--factory",
+            "--workers",
+            "1",
+            "--loop",
+            "uvloop",
+            "--host",
+            config.server.host,
+            "--port",
+            str(config.server.port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+            "bench.server:app_from_environment",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Accounts, API keys, subscriptions and custom domains: the rules the CLI and API share."""
+
 from __future__ import annotations
 
 import hashlib
@@ -27,6 +28,7 @@ class CreatedKey(msgspec.Struct, rename="camel"):
 
 class Principal(msgspec.Struct, frozen=True):
     """Who an API request acts for."""
+
     account_id: int
     account_public_id: str
     email: str
@@ -45,8 +47,12 @@ def hash_key(key: str) -> str:
 
 
 def looks_like_key(key: str) -> bool:
-    return (len(key) == len(KEY_PREFIX) + KEY_RANDOM_LENGTH and key.startswith(KEY_PREFIX)
-            and key[len(KEY_PREFIX):].isascii() and key[len(KEY_PREFIX):].isalnum())
+    return (
+        len(key) == len(KEY_PREFIX) + KEY_RANDOM_LENGTH
+        and key.startswith(KEY_PREFIX)
+        and key[len(KEY_PREFIX) :].isascii()
+        and key[len(KEY_PREFIX) :].isalnum()
+    )
 
 
 def account_for(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
@@ -86,7 +92,7 @@ def add_domain(conn: sqlite3.Connection, email: str, host: str) -> str:
     host = host.strip().lower().rstrip(".")
     if not host or "/" in host or ":" in host.split("]")[-1].rstrip("0123456789") or " " in host:
         raise ValidationError("host", "must be a bare host name such as links.example.com")
-    host = host_name(host)   # the form visitors' Host headers are compared in (IDNs as punycode)
+    host = host_name(host)  # the form visitors' Host headers are compared in (IDNs as punycode)
     if not store.insert_domain(conn, host, account_for(conn, email)["id"], to_iso(utcnow())):
         raise ValidationError("host", f"{host} is already connected to another account")
     return host
@@ -110,9 +116,14 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> Princip
     if row is None or not hmac.compare_digest(row["key_hash"], digest):
         raise UnauthorizedError("Invalid or revoked API key")
     return Principal(
-        account_id=row["account_id"], account_public_id=row["account_public_id"], email=row["email"],
-        name=row["name"], key_id=row["key_id"], key_public_id=row["key_public_id"],
-        key_prefix=row["key_prefix"], subscription_active=bool(row["subscription_active"]),
+        account_id=row["account_id"],
+        account_public_id=row["account_public_id"],
+        email=row["email"],
+        name=row["name"],
+        key_id=row["key_id"],
+        key_public_id=row["key_public_id"],
+        key_prefix=row["key_prefix"],
+        subscription_active=bool(row["subscription_active"]),
         current_period_end=row["current_period_end"],
         cancel_at_period_end=bool(row["cancel_at_period_end"]),
     )

@@ -3,6 +3,7 @@
 Every command opens the same SQLite file (migrating it if needed) and calls the
 same functions the API uses, so it works while the server is running.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(run=cmd_key_list)
 
     subscription = commands.add_parser("subscription", help="Pro subscriptions").add_subparsers(
-        dest="action", required=True)
+        dest="action", required=True
+    )
     set_sub = subscription.add_parser("set", help="activate or deactivate an account's subscription")
     set_sub.add_argument("--email", required=True)
     state = set_sub.add_mutually_exclusive_group(required=True)
@@ -85,8 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> Config:
-    return load_config(args.config, storage_path=args.db,
-                       server_host=getattr(args, "host", None), server_port=getattr(args, "port", None))
+    return load_config(
+        args.config,
+        storage_path=args.db,
+        server_host=getattr(args, "host", None),
+        server_port=getattr(args, "port", None),
+    )
 
 
 def _with_db(args: argparse.Namespace, action: Callable):
@@ -99,17 +105,18 @@ def _with_db(args: argparse.Namespace, action: Callable):
 
 def cmd_serve(args: argparse.Namespace) -> None:
     from shortlink.server import serve
+
     serve(_config(args))
 
 
 def cmd_key_create(args: argparse.Namespace) -> None:
     created = _with_db(args, lambda conn: accounts.create_key(conn, args.email, args.name))
     if args.json:
-        print(json.dumps({"key": created.key, "keyId": created.key_id,
-                          "userId": created.user_id, "email": created.email}))
+        print(
+            json.dumps({"key": created.key, "keyId": created.key_id, "userId": created.user_id, "email": created.email})
+        )
     else:
-        print(f"API key for {created.email} (shown once, store it now):\n  {created.key}\n"
-              f"key id: {created.key_id}")
+        print(f"API key for {created.email} (shown once, store it now):\n  {created.key}\nkey id: {created.key_id}")
 
 
 def cmd_key_revoke(args: argparse.Namespace) -> None:
@@ -135,9 +142,12 @@ def cmd_domain_add(args: argparse.Namespace) -> None:
 
 def cmd_demo_seed(args: argparse.Namespace) -> None:
     from shortlink.demo import seed
+
     result = asyncio.run(seed(_config(args), args.email, args.links, args.clicks, args.days))
-    print(f"seeded {result.links} links and {result.clicks} clicks "
-          f"({result.bots} from bots) for {args.email} over {args.days} days")
+    print(
+        f"seeded {result.links} links and {result.clicks} clicks "
+        f"({result.bots} from bots) for {args.email} over {args.days} days"
+    )
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
@@ -145,12 +155,12 @@ def cmd_backup(args: argparse.Namespace) -> None:
     if destination.exists():
         raise ShortlinkError(f"{args.path} exists; choose a new file")
     source = _config(args).storage.path
-    if not Path(source).is_file():     # opening it would create an empty database to copy
+    if not Path(source).is_file():  # opening it would create an empty database to copy
         raise ShortlinkError(f"no database at {source}")
     try:
         _with_db(args, lambda conn: backup(conn, destination))
     except (sqlite3.Error, OSError) as exc:
-        destination.unlink(missing_ok=True)     # nothing half-written to be mistaken for a backup
+        destination.unlink(missing_ok=True)  # nothing half-written to be mistaken for a backup
         raise ShortlinkError(f"backup to {args.path} failed: {exc}") from None
     print(f"backed up to {args.path}")
 

@@ -1,4 +1,5 @@
 """Configuration: shortlink.toml, overridden key by key by SHORTLINK_<SECTION>_<KEY>."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -13,7 +14,7 @@ import msgspec
 
 DEFAULT_CONFIG_FILE = "shortlink.toml"
 log = logging.getLogger("shortlink.config")
-ENV_PREFIX = "SHORTLINK_"   # SHORTLINK_<SECTION>_<KEY> overrides [section] key
+ENV_PREFIX = "SHORTLINK_"  # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 
 class ConfigError(Exception):
@@ -90,15 +91,20 @@ class Config(_Section):
 
 
 _POSITIVE = {
-    ("server", "port"), ("limits", "requests_per_minute"), ("limits", "links_per_day"),
-    ("limits", "password_attempts_per_minute"), ("fetcher", "timeout_seconds"),
-    ("fetcher", "concurrency"), ("fetcher", "max_attempts"), ("clicks", "flush_interval_ms"),
-    ("clicks", "batch_size"), ("clicks", "queue_size"),
+    ("server", "port"),
+    ("limits", "requests_per_minute"),
+    ("limits", "links_per_day"),
+    ("limits", "password_attempts_per_minute"),
+    ("fetcher", "timeout_seconds"),
+    ("fetcher", "concurrency"),
+    ("fetcher", "max_attempts"),
+    ("clicks", "flush_interval_ms"),
+    ("clicks", "batch_size"),
+    ("clicks", "queue_size"),
 }
 
 
-def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None,
-                **overrides: Any) -> Config:
+def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None, **overrides: Any) -> Config:
     """Read the TOML file (when it exists), apply environment overrides, validate.
 
     `overrides` are "section.key" pairs given with underscores, e.g.
@@ -152,17 +158,22 @@ def _check_environment_names(environ: Mapping[str, str]) -> None:
     override that would be silently ignored: like an unknown TOML key, it stops start-up.
     Other SHORTLINK_* names (no section of ours) may belong to the operator's own tools,
     so they are only warned about."""
-    known = {_env_name(section, key) for section, section_type in _sections().items()
-             for key in _fields(section_type)}
+    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known:
             continue
         section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
         if section is not None:
-            raise ConfigError(f"invalid configuration: environment variable {name} is not a setting; "
-                              f"[{section}] has {', '.join(_fields(_sections()[section]))}")
-        log.warning("environment variable %s is not a setting and is ignored (settings are "
-                    "SHORTLINK_<SECTION>_<KEY>; sections are %s)", name, ", ".join(_sections()))
+            raise ConfigError(
+                f"invalid configuration: environment variable {name} is not a setting; "
+                f"[{section}] has {', '.join(_fields(_sections()[section]))}"
+            )
+        log.warning(
+            "environment variable %s is not a setting and is ignored (settings are "
+            "SHORTLINK_<SECTION>_<KEY>; sections are %s)",
+            name,
+            ", ".join(_sections()),
+        )
 
 
 def _from_env(value: str, key_type: Any) -> Any:
@@ -192,8 +203,6 @@ def _check(config: Config) -> None:
         try:
             ipaddress.ip_network(cidr, strict=False)
         except ValueError:
-            raise ConfigError(
-                f"invalid configuration: [network] trusted_proxies: {cidr!r} is not a CIDR"
-            ) from None
+            raise ConfigError(f"invalid configuration: [network] trusted_proxies: {cidr!r} is not a CIDR") from None
     if config.links.short_host and not config.links.short_host.startswith(("http://", "https://")):
         raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")

@@ -5,6 +5,7 @@ geolocation of the sample IPs, visitor hashing, rollups), only with past
 timestamps, so the analytics endpoints show what a live account would see.
 Deterministic for a given seed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,44 +36,85 @@ DEMO_CHUNK = 200_000
 BOUNDS = {"links": (1, 10_000_000), "clicks": (0, 10_000_000), "days": (1, 3650)}
 
 DESTINATIONS = [
-    "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://www.instagram.com/p/C0ffee/",
-    "https://x.com/python/status/1", "https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC",
-    "https://www.amazon.com/dp/B08N5WRWNW", "https://apps.apple.com/app/id389801252",
+    "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+    "https://www.instagram.com/p/C0ffee/",
+    "https://x.com/python/status/1",
+    "https://open.spotify.com/track/4uLU6hMCjMI75M1A2tKUQC",
+    "https://www.amazon.com/dp/B08N5WRWNW",
+    "https://apps.apple.com/app/id389801252",
     "https://play.google.com/store/apps/details?id=com.spotify.music",
-    "https://www.reddit.com/r/Python/", "https://www.linkedin.com/company/python-software-foundation/",
-    "https://github.com/litestar-org/litestar", "https://docs.python.org/3/whatsnew/3.13.html",
+    "https://www.reddit.com/r/Python/",
+    "https://www.linkedin.com/company/python-software-foundation/",
+    "https://github.com/litestar-org/litestar",
+    "https://docs.python.org/3/whatsnew/3.13.html",
     "https://example.com/spring-sale",
 ]
 
 # (weight, user agent): phones dominate short-link traffic; a few bots and previewers.
 USER_AGENTS = [
-    (30, "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-         "Version/18.1 Mobile/15E148 Safari/604.1"),
-    (25, "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-         "Chrome/131.0.0.0 Mobile Safari/537.36"),
-    (8, "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36"),
-    (6, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-        "Mobile/15E148 Instagram 340.0.0.22.109 (iPhone15,2; iOS 17_6; en_US; en; scale=3.00; 1179x2556)"),
-    (15, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-         "Chrome/131.0.0.0 Safari/537.36"),
-    (6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-        "Version/18.1 Safari/605.1.15"),
+    (
+        30,
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Mobile/15E148 Safari/604.1",
+    ),
+    (
+        25,
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/131.0.0.0 Mobile Safari/537.36",
+    ),
+    (
+        8,
+        "Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
+    ),
+    (
+        6,
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Mobile/15E148 Instagram 340.0.0.22.109 (iPhone15,2; iOS 17_6; en_US; en; scale=3.00; 1179x2556)",
+    ),
+    (
+        15,
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/131.0.0.0 Safari/537.36",
+    ),
+    (
+        6,
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Safari/605.1.15",
+    ),
     (4, "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"),
-    (3, "Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-        "Version/17.6 Mobile/15E148 Safari/604.1"),
+    (
+        3,
+        "Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/17.6 Mobile/15E148 Safari/604.1",
+    ),
     (2, "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"),
     (1, "Twitterbot/1.0"),
     (1, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"),
 ]
-REFERRERS = [(35, ""), (20, "https://t.co/"), (15, "https://www.instagram.com/"),
-             (10, "https://www.google.com/"), (8, "https://www.facebook.com/"),
-             (7, "https://news.ycombinator.com/item?id=1"), (5, "https://www.reddit.com/r/Python/")]
+REFERRERS = [
+    (35, ""),
+    (20, "https://t.co/"),
+    (15, "https://www.instagram.com/"),
+    (10, "https://www.google.com/"),
+    (8, "https://www.facebook.com/"),
+    (7, "https://news.ycombinator.com/item?id=1"),
+    (5, "https://www.reddit.com/r/Python/"),
+]
 CAMPAIGNS = [(50, ""), (20, "newsletter"), (15, "twitter"), (10, "instagram"), (5, "podcast")]
 # Public addresses of well-known networks in several countries, for the offline geolocation.
-SAMPLE_IPS = [(30, "8.8.8.8"), (12, "81.2.69.160"), (10, "85.214.132.117"), (8, "193.51.224.6"),
-              (8, "133.11.0.1"), (6, "200.160.2.3"), (6, "1.1.1.1"), (5, "203.2.218.214"),
-              (5, "196.4.160.2"), (10, "")]
+SAMPLE_IPS = [
+    (30, "8.8.8.8"),
+    (12, "81.2.69.160"),
+    (10, "85.214.132.117"),
+    (8, "193.51.224.6"),
+    (8, "133.11.0.1"),
+    (6, "200.160.2.3"),
+    (6, "1.1.1.1"),
+    (5, "203.2.218.214"),
+    (5, "196.4.160.2"),
+    (10, ""),
+]
 
 
 class SeedResult(msgspec.Struct):
@@ -128,16 +170,29 @@ def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[
     user_agents = _draw(rng, USER_AGENTS, count)
     ips = [ip or f"192.0.2.{rng.randrange(1, 255)}" for ip in _draw(rng, SAMPLE_IPS, count)]
     return [
-        Click(link_id, account_id, ts, user_agent, referrer, campaign, ip, "",
-              not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent)
-        for (link_id, account_id), ts, user_agent, referrer, campaign, ip in zip(
-            rng.choices(targets, weights=weights, k=count), times,
-            user_agents, _draw(rng, REFERRERS, count), _draw(rng, CAMPAIGNS, count), ips)
+        Click(
+            link_id,
+            account_id,
+            ts,
+            user_agent,
+            referrer,
+            campaign,
+            ip,
+            "",
+            not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent,
+        )
+        for (link_id, account_id), ts, user_agent, referrer, campaign, ip in zip(  # noqa: B905
+            rng.choices(targets, weights=weights, k=count),
+            times,
+            user_agents,
+            _draw(rng, REFERRERS, count),
+            _draw(rng, CAMPAIGNS, count),
+            ips,
+        )
     ]
 
 
-async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30,
-               seed_value: int = 7) -> SeedResult:
+async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30, seed_value: int = 7) -> SeedResult:
     """Create `links` (at least 1) demo links for the account and record `clicks` clicks
     on them over the last `days` (at least 1) days.
 
@@ -151,8 +206,9 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
     rng = random.Random(seed_value)
     db = Database(config.storage.path)
     # Bigger batches than live traffic: more clicks fold into each rollup row per write.
-    recorder = ClickRecorder(db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE,
-                                                         queue_size=2 * DEMO_CHUNK))
+    recorder = ClickRecorder(
+        db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE, queue_size=2 * DEMO_CHUNK)
+    )
     try:
         if await db.run(account_store.account_by_email, email) is None:
             await db.run(accounts.create_key, email)
@@ -163,9 +219,14 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
         targets = []
         for number in range(links):
             destination = DESTINATIONS[number % len(DESTINATIONS)]
-            link = await db.run(service.create_link, owner, CreateLink(
-                original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
-                now=created, fetch_title=False, source=None)
+            link = await db.run(
+                service.create_link,
+                owner,
+                CreateLink(original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
+                now=created,
+                fetch_title=False,
+                source=None,
+            )
             targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
         await recorder.start()
         made = bots = 0

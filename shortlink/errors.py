@@ -3,13 +3,15 @@
 Domain functions raise these; the web layer turns any of them into the
 `{"error": {"code", "message"}}` envelope with the matching status.
 """
+
 from __future__ import annotations
 
 from typing import Literal
 
 # Exactly the spec's error codes: the envelope's `code` is one of these.
-ErrorCode = Literal["UNAUTHORIZED", "SUBSCRIPTION_REQUIRED", "VALIDATION_ERROR", "NOT_FOUND",
-                    "CONFLICT", "RATE_LIMITED", "INTERNAL"]
+ErrorCode = Literal[
+    "UNAUTHORIZED", "SUBSCRIPTION_REQUIRED", "VALIDATION_ERROR", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "INTERNAL"
+]
 
 
 class ShortlinkError(Exception):

@@ -1,4 +1,5 @@
 """Opaque, unguessable public identifiers ("lnk_…", "key_…", "usr_…")."""
+
 from __future__ import annotations
 
 import secrets

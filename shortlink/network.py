@@ -1,4 +1,5 @@
 """Who is the visitor: the client IP, believing X-Forwarded-For only from trusted proxies."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -24,7 +25,7 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     A forged X-Forwarded-For from an untrusted peer is ignored entirely; through
     trusted proxies, only entries they appended are believed.
     """
-    if not trusted or not forwarded_for:   # the common case: no parsing at all
+    if not trusted or not forwarded_for:  # the common case: no parsing at all
         return peer
     address = _parse(peer)
     if address is None or not _trusted(address, trusted):

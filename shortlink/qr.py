@@ -14,6 +14,7 @@
 Rendering is pure and deterministic, so an image is cached by (short URL,
 options) and its ETag is a hash of its bytes.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,6 +50,7 @@ MEDIA_TYPES: dict[str, str] = {"svg": "image/svg+xml", "png": "image/png"}
 
 class QrOptions(msgspec.Struct, frozen=True):
     """Validated, normalised options: colours are lowercase #rrggbb."""
+
     format: Format = "svg"
     size: int = DEFAULT_SIZE
     color: str = "#000000"
@@ -60,7 +62,7 @@ class QrOptions(msgspec.Struct, frozen=True):
 class QrImage(msgspec.Struct, frozen=True):
     content: bytes
     media_type: str
-    etag: str        # strong, quoted: '"<hash>"'
+    etag: str  # strong, quoted: '"<hash>"'
 
 
 def normalise_color(field: str, value: str) -> str:
@@ -74,10 +76,12 @@ def normalise_color(field: str, value: str) -> str:
 
 def _luminance(color: str) -> float:
     """WCAG relative luminance of a #rrggbb colour."""
+
     def linear(channel: int) -> float:
         c = channel / 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (linear(int(color[i:i + 2], 16)) for i in (1, 3, 5))
+
+    r, g, b = (linear(int(color[i : i + 2], 16)) for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -89,9 +93,15 @@ def _whole_number(field: str, value: int | str, low: int, high: int, unit: str) 
     return int(text)
 
 
-def make_options(*, format: str = "svg", size: int | str = DEFAULT_SIZE, color: str = "#000000",
-                 bg_color: str = "#ffffff", margin: int | str = DEFAULT_MARGIN,
-                 error_correction: str = "M") -> QrOptions:
+def make_options(
+    *,
+    format: str = "svg",
+    size: int | str = DEFAULT_SIZE,
+    color: str = "#000000",
+    bg_color: str = "#ffffff",
+    margin: int | str = DEFAULT_MARGIN,
+    error_correction: str = "M",
+) -> QrOptions:
     """Check every option; a bad one raises ValidationError naming the API parameter."""
     if format not in FORMATS:
         raise ValidationError("format", "must be svg or png")
@@ -102,10 +112,19 @@ def make_options(*, format: str = "svg", size: int | str = DEFAULT_SIZE, color: 
     dark, light = normalise_color("color", color), normalise_color("bgColor", bg_color)
     lighter, darker = _luminance(light), _luminance(dark)
     if (lighter + 0.05) / (darker + 0.05) < MIN_CONTRAST:
-        raise ValidationError("color", f"must be darker than bgColor, with a contrast ratio of at "
-                                       f"least {MIN_CONTRAST:g}:1, or phones cannot scan the code")
-    return QrOptions(format=format, size=size, color=dark, bg_color=light, margin=margin,  # type: ignore[arg-type]
-                     error_correction=error_correction)  # type: ignore[arg-type]
+        raise ValidationError(
+            "color",
+            f"must be darker than bgColor, with a contrast ratio of at "
+            f"least {MIN_CONTRAST:g}:1, or phones cannot scan the code",
+        )
+    return QrOptions(
+        format=format,
+        size=size,
+        color=dark,
+        bg_color=light,
+        margin=margin,  # type: ignore[arg-type]
+        error_correction=error_correction,
+    )  # type: ignore[arg-type]
 
 
 def render(short_url: str, options: QrOptions) -> QrImage:
@@ -125,8 +144,7 @@ def _render_cached(short_url: str, options: QrOptions) -> QrImage:
     code = segno.make_qr(short_url, error=options.error_correction)
     modules = code.symbol_size(scale=1, border=options.margin)[0]
     if modules > options.size:
-        raise ValidationError("size", f"must be at least {modules} pixels for this link with "
-                                      f"margin {options.margin}")
+        raise ValidationError("size", f"must be at least {modules} pixels for this link with margin {options.margin}")
     content = _svg(code, options) if options.format == "svg" else _png(code, modules, options)
     etag = '"' + hashlib.sha256(content).hexdigest()[:32] + '"'
     return QrImage(content=content, media_type=MEDIA_TYPES[options.format], etag=etag)
@@ -135,11 +153,20 @@ def _render_cached(short_url: str, options: QrOptions) -> QrImage:
 def _svg(code: segno.QRCode, options: QrOptions) -> bytes:
     out = io.BytesIO()
     # omitsize makes segno write a viewBox in modules instead of width/height.
-    code.save(out, kind="svg", scale=1, border=options.margin, dark=options.color,
-              light=options.bg_color, omitsize=True, xmldecl=False)
+    code.save(
+        out,
+        kind="svg",
+        scale=1,
+        border=options.margin,
+        dark=options.color,
+        light=options.bg_color,
+        omitsize=True,
+        xmldecl=False,
+    )
     size = options.size
     return out.getvalue().replace(
-        b"<svg ", f'<svg width="{size}" height="{size}" shape-rendering="crispEdges" '.encode(), 1)
+        b"<svg ", f'<svg width="{size}" height="{size}" shape-rendering="crispEdges" '.encode(), 1
+    )
 
 
 def _png(code: segno.QRCode, modules: int, options: QrOptions) -> bytes:
@@ -157,13 +184,15 @@ def _png(code: segno.QRCode, modules: int, options: QrOptions) -> bytes:
     blank = b"\x00" + bytes((size + 7) // 8)
     raw = blank * before + b"".join(rows) + blank * after
     palette = bytes.fromhex(options.bg_color[1:] + options.color[1:])
-    return b"".join([
-        b"\x89PNG\r\n\x1a\n",
-        _chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 1, 3, 0, 0, 0)),  # 1-bit palette
-        _chunk(b"PLTE", palette),
-        _chunk(b"IDAT", zlib.compress(raw, 9)),
-        _chunk(b"IEND", b""),
-    ])
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 1, 3, 0, 0, 0)),  # 1-bit palette
+            _chunk(b"PLTE", palette),
+            _chunk(b"IDAT", zlib.compress(raw, 9)),
+            _chunk(b"IEND", b""),
+        ]
+    )
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

@@ -1,4 +1,5 @@
 """In-memory token buckets: N tokens a minute per key, refilling continuously."""
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,8 @@ class Decision(msgspec.Struct, frozen=True):
     allowed: bool
     limit: int
     remaining: int
-    reset_seconds: int       # until the bucket is full again
-    retry_after: int         # until one token is available (0 when allowed)
+    reset_seconds: int  # until the bucket is full again
+    retry_after: int  # until one token is available (0 when allowed)
 
 
 class TokenBucketLimiter:
@@ -32,11 +33,10 @@ class TokenBucketLimiter:
     here (password guessing, API use), and the table stays bounded.
     """
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic,
-                 max_keys: int = 100_000):
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
         self.capacity = per_minute
         self.rate = per_minute / 60.0
-        self.refill_seconds = self.capacity / self.rate     # empty to full
+        self.refill_seconds = self.capacity / self.rate  # empty to full
         self.clock = clock
         self.max_keys = max_keys
         self._buckets: dict[Hashable, tuple[float, float]] = {}  # key -> (tokens, updated_at)
@@ -55,8 +55,7 @@ class TokenBucketLimiter:
             self._sweep(now)
         if key not in self._buckets and len(self._buckets) >= self.max_keys:
             wait = max(1, math.ceil(self._next_sweep - now))
-            return Decision(allowed=False, limit=self.capacity, remaining=0, reset_seconds=wait,
-                            retry_after=wait)
+            return Decision(allowed=False, limit=self.capacity, remaining=0, reset_seconds=wait, retry_after=wait)
         tokens = self._tokens(key, now)
         allowed = tokens >= 1
         if allowed:
@@ -75,6 +74,9 @@ class TokenBucketLimiter:
 
     def _sweep(self, now: float) -> None:
         # Rebuilt rather than deleted from: a dict never gives back the room of deleted keys.
-        self._buckets = {key: bucket for key, bucket in self._buckets.items()
-                         if bucket[0] + (now - bucket[1]) * self.rate < self.capacity}
+        self._buckets = {
+            key: bucket
+            for key, bucket in self._buckets.items()
+            if bucket[0] + (now - bucket[1]) * self.rate < self.capacity
+        }
         self._next_sweep = now + self.refill_seconds

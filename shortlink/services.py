@@ -1,4 +1,5 @@
 """The running parts of one server process, started and stopped together."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,7 +40,7 @@ class Services:
         # "host[:port]" as configured: the short host and [links] domains.
         self.configured_hosts = {urlsplit(config.short_host).netloc, *config.links.domains}
         self._configured_names = {host_name(host) for host in self.configured_hosts}
-        self.domains: dict[str, int] = {}     # connected custom domain → account id
+        self.domains: dict[str, int] = {}  # connected custom domain → account id
         self.cookie_secret = b""
         self.db: Database
         self.recorder: ClickRecorder
@@ -55,8 +56,12 @@ class Services:
         self.domains = await self.db.run(account_store.all_domains)
         self.recorder = ClickRecorder(self.db, self.config.clicks)
         await self.recorder.start()
-        self.fetcher = TitleFetcher(self.db, self.config.fetcher, on_saved=self.links_changed,
-                                    own_hosts=lambda: {*self.configured_hosts, *self.domains})
+        self.fetcher = TitleFetcher(
+            self.db,
+            self.config.fetcher,
+            on_saved=self.links_changed,
+            own_hosts=lambda: {*self.configured_hosts, *self.domains},
+        )
         await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         self.db.take_over_checkpoints()
@@ -70,7 +75,7 @@ class Services:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.fetcher.stop()
-        await self.recorder.stop()     # drains every queued click
+        await self.recorder.stop()  # drains every queued click
         self.db.close()
 
     @contextlib.asynccontextmanager
@@ -114,7 +119,7 @@ class Services:
         return target
 
     def serves_on(self, target: VisitTarget, host: str) -> bool:
-        if not self.domains:    # the usual case: no custom domain, nothing to normalise
+        if not self.domains:  # the usual case: no custom domain, nothing to normalise
             return True
         # host_name: "links.brand.com." is the same custom domain, not a way around it.
         owner = self.domains.get(host_name(host))

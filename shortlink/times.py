@@ -1,4 +1,5 @@
 """Time in one format everywhere: aware UTC datetimes, ISO 8601 text ending in Z."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime

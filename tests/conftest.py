@@ -1,4 +1,5 @@
 """Fixtures: a real temporary SQLite file and the real app over it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,12 +26,13 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_config(db_path: Path, tmp_path: Path) -> Callable[..., Config]:
     """Config for a test: overrides as section_key=value, e.g. limits_links_per_day=3."""
+
     def make(**overrides) -> Config:
-        settings = {"storage_path": str(db_path), "links_short_host": SHORT_HOST,
-                    "fetcher_enabled": False, **overrides}
+        settings = {"storage_path": str(db_path), "links_short_host": SHORT_HOST, "fetcher_enabled": False, **overrides}
         empty = tmp_path / "shortlink.toml"
         empty.touch()
         return load_config(empty, environ={}, **settings)
+
     return make
 
 
@@ -71,8 +73,10 @@ def conn(db_path: Path):
 @pytest.fixture
 def new_key(conn) -> Callable[..., str]:
     """Create an account (Pro active) and an API key; returns the key."""
+
     def make(email: str = "owner@example.com", name: str | None = None) -> str:
         return accounts.create_key(conn, email, name).key
+
     return make
 
 
@@ -92,5 +96,6 @@ def auth(api_key) -> dict[str, str]:
 
 def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     """The real `shortlink` command in a separate process."""
-    return subprocess.run([sys.executable, "-m", "shortlink", *args], capture_output=True,
-                          text=True, check=check, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=60
+    )

@@ -1,4 +1,5 @@
 """A real `shortlink serve` process on 127.0.0.1, for end-to-end tests."""
+
 from __future__ import annotations
 
 import http.client
@@ -44,7 +45,10 @@ class LiveServer:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "shortlink", "serve", "--config", str(self.config)],
-                env=self.env, stdout=subprocess.DEVNULL, stderr=log)
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
@@ -71,8 +75,9 @@ class LiveServer:
         finally:
             conn.close()
 
-    def request(self, method: str, path: str, body: str | bytes | None = None,
-                headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    def request(
+        self, method: str, path: str, body: str | bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
         """One request on a fresh connection: (status, body)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:

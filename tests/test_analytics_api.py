@@ -3,6 +3,7 @@
 Every answer is compared with a recomputation from the raw `clicks` rows written
 in this test, following the documented semantics.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,14 +20,21 @@ from shortlink.visits.click import Click
 from tests.conftest import bearer
 
 DAY_MS, HOUR_MS = 86_400_000, 3_600_000
-IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
-          "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1")
-ANDROID = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-           "Chrome/131.0.0.0 Mobile Safari/537.36")
-IPAD = ("Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-        "Version/17.6 Mobile/15E148 Safari/604.1")
-WINDOWS = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-           "Chrome/131.0.0.0 Safari/537.36")
+IPHONE = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+)
+ANDROID = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Mobile Safari/537.36"
+)
+IPAD = (
+    "Mozilla/5.0 (iPad; CPU OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.6 Mobile/15E148 Safari/604.1"
+)
+WINDOWS = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+)
 LINUX_FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
 BOT = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 AGENTS = [IPHONE, ANDROID, IPAD, WINDOWS, LINUX_FIREFOX]
@@ -50,8 +58,9 @@ def now_ms() -> int:
 
 
 def make_link(client, auth, **body) -> dict:
-    response = client.post("/api/v1/links", headers=auth,
-                           json={"originalUrl": "https://example.com/page", "title": "Page", **body})
+    response = client.post(
+        "/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/page", "title": "Page", **body}
+    )
     assert response.status_code == 201, response.text
     return response.json()["data"]
 
@@ -69,21 +78,38 @@ def record(client, clicks: list[Click]) -> None:
         portal.call(recorder.flush)
 
 
-def random_clicks(rng: random.Random, link: tuple[int, int], count: int, start_ms: int, end_ms: int,
-                  bot_share: float = 0.1) -> list[Click]:
+def random_clicks(
+    rng: random.Random, link: tuple[int, int], count: int, start_ms: int, end_ms: int, bot_share: float = 0.1
+) -> list[Click]:
     clicks = []
     for _ in range(count):
         bot = rng.random() < bot_share
-        clicks.append(Click(link[0], link[1], rng.randrange(start_ms, end_ms + 1),
-                            BOT if bot else rng.choice(AGENTS), rng.choice(REFERRERS), rng.choice(CAMPAIGNS),
-                            rng.choice(IPS), rng.choice(HINTS), bot))
+        clicks.append(
+            Click(
+                link[0],
+                link[1],
+                rng.randrange(start_ms, end_ms + 1),
+                BOT if bot else rng.choice(AGENTS),
+                rng.choice(REFERRERS),
+                rng.choice(CAMPAIGNS),
+                rng.choice(IPS),
+                rng.choice(HINTS),
+                bot,
+            )
+        )
     return clicks
 
 
 # --- the independent recomputation -----------------------------------------------------------
 
-LABELS = {"device": "device", "browser": "browser", "os": "os", "country": "country",
-          "referrer": "referrer", "campaign": "source"}
+LABELS = {
+    "device": "device",
+    "browser": "browser",
+    "os": "os",
+    "country": "country",
+    "referrer": "referrer",
+    "campaign": "source",
+}
 
 
 def expected(rows, start_ms: int, end_ms: int, now: int) -> dict:
@@ -107,8 +133,11 @@ def expected(rows, start_ms: int, end_ms: int, now: int) -> dict:
         moment += timedelta(days=1)
     figures = {
         "range": {"from": iso(start_ms), "to": iso(end_ms)},
-        "totalClicks": len(humans), "clicksToday": since(today), "clicksThisWeek": since(monday),
-        "clicksThisMonth": since(first), "clicksInPeriod": len(inside),
+        "totalClicks": len(humans),
+        "clicksToday": since(today),
+        "clicksThisWeek": since(monday),
+        "clicksThisMonth": since(first),
+        "clicksInPeriod": len(inside),
         "uniqueVisitors": sum(len(hashes) for hashes in visitors.values()),
         "clicksByDay": days,
     }
@@ -117,16 +146,30 @@ def expected(rows, start_ms: int, end_ms: int, now: int) -> dict:
         top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]
         figures[f"{column}Breakdown"] = [
             {label: value, "clicks": clicks, "percentage": round(100 * clicks / len(inside), 2)}
-            for value, clicks in top]
+            for value, clicks in top
+        ]
     return figures
 
 
 def recent(rows, codes: dict[int, str], start_ms: int, end_ms: int) -> list[dict]:
-    inside = sorted((row for row in rows if not row["is_bot"] and start_ms <= row["ts"] <= end_ms),
-                    key=lambda row: (row["ts"], row["id"]), reverse=True)[:20]
-    return [{"id": f"clk_{row['id']}", "shortCode": codes[row["link_id"]], "device": row["device"],
-             "browser": row["browser"], "os": row["os"], "country": row["country"],
-             "userAgent": row["user_agent"], "createdAt": iso(row["ts"])} for row in inside]
+    inside = sorted(
+        (row for row in rows if not row["is_bot"] and start_ms <= row["ts"] <= end_ms),
+        key=lambda row: (row["ts"], row["id"]),
+        reverse=True,
+    )[:20]
+    return [
+        {
+            "id": f"clk_{row['id']}",
+            "shortCode": codes[row["link_id"]],
+            "device": row["device"],
+            "browser": row["browser"],
+            "os": row["os"],
+            "country": row["country"],
+            "userAgent": row["user_agent"],
+            "createdAt": iso(row["ts"]),
+        }
+        for row in inside
+    ]
 
 
 def hourly(rows, now: int) -> list[dict]:
@@ -156,11 +199,13 @@ def get_analytics(client, path: str, auth, **params) -> tuple[dict, int]:
 
 def range_of(params: dict, now: int) -> tuple[int, int]:
     """What the documented rules make of the parameters used in these tests."""
+
     def parse(text: str, end: bool) -> int:
         if len(text) == 10:
             moment = datetime.fromisoformat(text).replace(tzinfo=UTC)
             return int((moment + timedelta(days=1 if end else 0)).timestamp() * 1000) - (1 if end else 0)
         return int(datetime.fromisoformat(text).timestamp() * 1000)
+
     end_ms = parse(params["to"], True) if "to" in params else None
     if "from" in params:
         return parse(params["from"], False), end_ms
@@ -182,9 +227,15 @@ def check_link(client, conn, link: dict, auth, **params) -> dict:
         assert answer[field] == value, field
     assert answer["clicksByHour"] == hourly(rows, now)
     assert answer["recentClicks"] == recent(rows, {link_id: link["shortCode"]}, start_ms, end_ms)
-    assert answer["url"] == {"id": link["id"], "shortCode": link["shortCode"], "originalUrl": link["originalUrl"],
-                             "title": link["title"], "platform": link["platform"], "isActive": link["isActive"],
-                             "createdAt": link["createdAt"]}
+    assert answer["url"] == {
+        "id": link["id"],
+        "shortCode": link["shortCode"],
+        "originalUrl": link["originalUrl"],
+        "title": link["title"],
+        "platform": link["platform"],
+        "isActive": link["isActive"],
+        "createdAt": link["createdAt"],
+    }
     return answer
 
 
@@ -203,10 +254,17 @@ def check_account(client, conn, auth, account_id: int, **params) -> dict:
     assert answer["activeUrls"] == sum(row["is_active"] == 1 for row in links.values())
     per_link = Counter(row["link_id"] for row in rows if not row["is_bot"] and start_ms <= row["ts"] <= end_ms)
     top = sorted(per_link.items(), key=lambda item: (-item[1], links[item[0]]["short_code"]))[:10]
-    assert answer["topUrls"] == [{"id": links[link_id]["public_id"], "shortCode": links[link_id]["short_code"],
-                                  "originalUrl": links[link_id]["original_url"],
-                                  "title": links[link_id]["title"] or "", "clicks": clicks,
-                                  "createdAt": links[link_id]["created_at"]} for link_id, clicks in top]
+    assert answer["topUrls"] == [
+        {
+            "id": links[link_id]["public_id"],
+            "shortCode": links[link_id]["short_code"],
+            "originalUrl": links[link_id]["original_url"],
+            "title": links[link_id]["title"] or "",
+            "clicks": clicks,
+            "createdAt": links[link_id]["created_at"],
+        }
+        for link_id, clicks in top
+    ]
     # The account's newest clicks across its links, each named by its link's code.
     codes = {link_id: row["short_code"] for link_id, row in links.items()}
     assert answer["recentClicks"] == recent(rows, codes, start_ms, end_ms)
@@ -216,15 +274,18 @@ def check_account(client, conn, auth, account_id: int, **params) -> dict:
 
 # --- tests ------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def seeded(client, auth, conn):
     """Two links of one account with clicks over 40 days (bots included), partial days too."""
     rng = random.Random(5)
     now = now_ms()
     first, second = make_link(client, auth), make_link(client, auth, originalUrl="https://example.org/x")
-    clicks = (random_clicks(rng, ids_of(conn, first), 600, now - 40 * DAY_MS, now)
-              + random_clicks(rng, ids_of(conn, second), 200, now - 10 * DAY_MS, now)
-              + random_clicks(rng, ids_of(conn, first), 60, now - 3 * HOUR_MS, now))
+    clicks = (
+        random_clicks(rng, ids_of(conn, first), 600, now - 40 * DAY_MS, now)
+        + random_clicks(rng, ids_of(conn, second), 200, now - 10 * DAY_MS, now)
+        + random_clicks(rng, ids_of(conn, first), 60, now - 3 * HOUR_MS, now)
+    )
     record(client, clicks)
     return first, second
 
@@ -236,14 +297,19 @@ def test_link_analytics_default_range_equals_raw_recomputation(client, auth, con
     assert sum(item["clicks"] for item in answer["deviceBreakdown"]) == answer["clicksInPeriod"]
 
 
-@pytest.mark.parametrize("params", [
-    {"days": "1"}, {"days": "7"}, {"days": "366"},
-    {"from": "PAST5T10:30:00Z", "to": "PAST2T08:15:00.250Z"},      # partial first and last days
-    {"from": "PAST5", "to": "PAST2"},                                  # date-only: whole days
-    {"from": "PAST3T23:00:00+02:00"},                                  # offset, to = now
-    {"to": "PAST1", "days": "3"},                                      # date-only to, days back from it
-    {"from": "PAST9T13:00:00Z", "to": "PAST9T14:00:00Z"},            # within one day
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"days": "1"},
+        {"days": "7"},
+        {"days": "366"},
+        {"from": "PAST5T10:30:00Z", "to": "PAST2T08:15:00.250Z"},  # partial first and last days
+        {"from": "PAST5", "to": "PAST2"},  # date-only: whole days
+        {"from": "PAST3T23:00:00+02:00"},  # offset, to = now
+        {"to": "PAST1", "days": "3"},  # date-only to, days back from it
+        {"from": "PAST9T13:00:00Z", "to": "PAST9T14:00:00Z"},  # within one day
+    ],
+)
 def test_ranges_mid_day_and_date_only_equal_raw_recomputation(client, auth, conn, seeded, params):
     today = datetime.now(UTC).date()
     resolved = {}
@@ -271,9 +337,14 @@ def test_bots_count_in_click_count_only(client, auth, conn):
     link = make_link(client, auth)
     ids = ids_of(conn, link)
     now = now_ms()
-    record(client, [Click(*ids, now - 1000, WINDOWS, "", "", "8.8.8.8", "", False),
-                    Click(*ids, now - 900, BOT, "https://www.facebook.com/", "x", "8.8.4.4", "", True),
-                    Click(*ids, now - 800, BOT, "", "", "8.8.4.4", "", True)])
+    record(
+        client,
+        [
+            Click(*ids, now - 1000, WINDOWS, "", "", "8.8.8.8", "", False),
+            Click(*ids, now - 900, BOT, "https://www.facebook.com/", "x", "8.8.4.4", "", True),
+            Click(*ids, now - 800, BOT, "", "", "8.8.4.4", "", True),
+        ],
+    )
     answer = check_link(client, conn, link, auth)
     assert answer["totalClicks"] == answer["clicksInPeriod"] == answer["uniqueVisitors"] == 1
     assert answer["browserBreakdown"] == [{"browser": "Chrome", "clicks": 1, "percentage": 100.0}]
@@ -294,7 +365,7 @@ def test_breakdowns_cap_at_ten_with_percentages_and_ties_by_label(client, auth, 
     answer = check_link(client, conn, link, auth)
     assert answer["campaignBreakdown"][0] == {"source": "c00", "clicks": 3, "percentage": round(300 / 14, 2)}
     assert [item["source"] for item in answer["campaignBreakdown"]] == [f"c{i:02d}" for i in range(10)]
-    assert answer["uniqueVisitors"] == 1   # same IP and agent all day
+    assert answer["uniqueVisitors"] == 1  # same IP and agent all day
     assert answer["deviceBreakdown"] == [{"device": "mobile", "clicks": 14, "percentage": 100.0}]
 
 
@@ -304,10 +375,13 @@ def test_unique_visitors_are_per_day(client, auth, conn):
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     yesterday_noon = int((today - timedelta(hours=12)).timestamp() * 1000)
     two_days_ago = int((today - timedelta(hours=36)).timestamp() * 1000)
-    clicks = [Click(*ids, moment + i, agent, "", "", ip, "", False)
-              for moment in (two_days_ago, yesterday_noon)
-              for i, (agent, ip) in enumerate([(IPHONE, "8.8.8.8"), (IPHONE, "8.8.8.8"),
-                                                (ANDROID, "8.8.8.8"), (IPHONE, "1.1.1.1")])]
+    clicks = [
+        Click(*ids, moment + i, agent, "", "", ip, "", False)
+        for moment in (two_days_ago, yesterday_noon)
+        for i, (agent, ip) in enumerate(
+            [(IPHONE, "8.8.8.8"), (IPHONE, "8.8.8.8"), (ANDROID, "8.8.8.8"), (IPHONE, "1.1.1.1")]
+        )
+    ]
     record(client, clicks)
     answer = check_link(client, conn, link, auth, days="3")
     assert answer["uniqueVisitors"] == 6 and answer["clicksInPeriod"] == 8
@@ -333,8 +407,9 @@ def test_deleting_a_link_removes_it_from_account_figures(client, auth, conn, see
     answer = check_account(client, conn, auth, account_id, days="366")
     assert [url["id"] for url in answer["topUrls"]] == [first["id"]]
     for table in ("link_days", "link_dimensions", "link_visitors"):
-        assert conn.execute(f"SELECT count(*) FROM {table} WHERE link_id NOT IN (SELECT id FROM links)"
-                            ).fetchone()[0] == 0
+        assert (
+            conn.execute(f"SELECT count(*) FROM {table} WHERE link_id NOT IN (SELECT id FROM links)").fetchone()[0] == 0
+        )
 
 
 def test_paused_link_counts_as_not_active(client, auth, conn, seeded):
@@ -343,14 +418,23 @@ def test_paused_link_counts_as_not_active(client, auth, conn, seeded):
     assert answer["totalUrls"] == 2 and answer["activeUrls"] == 1
 
 
-@pytest.mark.parametrize(("params", "named"), [
-    ({"days": "0"}, "days"), ({"days": "367"}, "days"), ({"days": "abc"}, "days"), ({"days": "1.5"}, "days"),
-    ({"days": "7.0"}, "days"), ({"days": "1e1"}, "days"),
-    ({"from": "yesterday"}, "from"), ({"to": "2026-13-01"}, "to"), ({"to": "20261103"}, "to"),
-    ({"to": "2026-W45"}, "to"),
-    ({"from": "2026-02-10", "to": "2026-02-01"}, "from"),
-    ({"from": "2024-01-01", "to": "2025-01-01"}, "from"),
-])
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"days": "0"}, "days"),
+        ({"days": "367"}, "days"),
+        ({"days": "abc"}, "days"),
+        ({"days": "1.5"}, "days"),
+        ({"days": "7.0"}, "days"),
+        ({"days": "1e1"}, "days"),
+        ({"from": "yesterday"}, "from"),
+        ({"to": "2026-13-01"}, "to"),
+        ({"to": "20261103"}, "to"),
+        ({"to": "2026-W45"}, "to"),
+        ({"from": "2026-02-10", "to": "2026-02-01"}, "from"),
+        ({"from": "2024-01-01", "to": "2025-01-01"}, "from"),
+    ],
+)
 def test_invalid_range_is_400_naming_the_parameter(client, auth, seeded, params, named):
     for path in (f"/api/v1/links/{seeded[0]['id']}/analytics", "/api/v1/analytics"):
         response = client.get(path, headers=auth, params=params)
@@ -365,10 +449,16 @@ def test_unknown_link_is_404(client, auth):
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10**6), count=st.integers(0, 150), span_hours=st.integers(1, 24 * 20),
-       back_hours=st.integers(0, 24 * 25), offset_ms=st.integers(0, HOUR_MS - 1))
-def test_rollups_answer_like_raw_clicks_on_random_data(client, auth, conn, seeded, seed, count, span_hours,
-                                                       back_hours, offset_ms):
+@given(
+    seed=st.integers(0, 10**6),
+    count=st.integers(0, 150),
+    span_hours=st.integers(1, 24 * 20),
+    back_hours=st.integers(0, 24 * 25),
+    offset_ms=st.integers(0, HOUR_MS - 1),
+)
+def test_rollups_answer_like_raw_clicks_on_random_data(
+    client, auth, conn, seeded, seed, count, span_hours, back_hours, offset_ms
+):
     rng = random.Random(seed)
     now = now_ms()
     record(client, random_clicks(rng, ids_of(conn, seeded[1]), count, now - 30 * DAY_MS, now, bot_share=0.2))
@@ -381,10 +471,12 @@ def test_rollups_answer_like_raw_clicks_on_random_data(client, auth, conn, seede
     account_id = ids_of(conn, seeded[1])[1]
     span, moment = Range(start, end), datetime.now(UTC)
     for link in seeded:
-        assert (report.link_analytics(conn, account_id, link["id"], span, moment, rollups=False)
-                == report.link_analytics(conn, account_id, link["id"], span, moment))
-    assert (report.account_analytics(conn, account_id, span, moment, rollups=False)
-            == report.account_analytics(conn, account_id, span, moment))
+        assert report.link_analytics(
+            conn, account_id, link["id"], span, moment, rollups=False
+        ) == report.link_analytics(conn, account_id, link["id"], span, moment)
+    assert report.account_analytics(conn, account_id, span, moment, rollups=False) == report.account_analytics(
+        conn, account_id, span, moment
+    )
 
 
 def top_urls_via_api(client, auth, **params) -> list[tuple[str, int]]:
@@ -419,23 +511,31 @@ def test_top_urls_with_more_tied_links_than_are_tried_one_by_one(make_client, au
     assert top_urls_via_api(client, auth, days=7) == [(f"tie{number:03d}", 1) for number in range(10)]
 
 
-@pytest.mark.parametrize(("start_hour", "end_hour", "in_range", "visitors"), [
-    (10, 24 + 23, 3, 3),   # first day has a click before 10:00: raw; nothing after on the last day
-    (7, 21, 3, 2),         # one day, no click outside: the day's rollup is the range's figures
-    (9, 21, 2, 2),         # one day, a click outside: raw
-    (0, 24 + 10, 4, 3),    # whole first day, second day up to 10:00 with nothing after its click
-    (13, 24 + 8, 1, 1),    # only the 20:00 click; the next day's click is after the end
-])
-def test_partial_days_are_exact_with_or_without_clicks_outside_the_range(client, auth, conn, start_hour, end_hour,
-                                                                         in_range, visitors):
+@pytest.mark.parametrize(
+    ("start_hour", "end_hour", "in_range", "visitors"),
+    [
+        (10, 24 + 23, 3, 3),  # first day has a click before 10:00: raw; nothing after on the last day
+        (7, 21, 3, 2),  # one day, no click outside: the day's rollup is the range's figures
+        (9, 21, 2, 2),  # one day, a click outside: raw
+        (0, 24 + 10, 4, 3),  # whole first day, second day up to 10:00 with nothing after its click
+        (13, 24 + 8, 1, 1),  # only the 20:00 click; the next day's click is after the end
+    ],
+)
+def test_partial_days_are_exact_with_or_without_clicks_outside_the_range(
+    client, auth, conn, start_hour, end_hour, in_range, visitors
+):
     link = make_link(client, auth)
     link_id, account_id = ids_of(conn, link)
     base = (now_ms() // DAY_MS - 3) * DAY_MS
     # (hour from `base`, IP): the 08:00 and 20:00 clicks are the same visitor.
     moments = [(8, "8.8.8.8"), (12, "81.2.69.160"), (20, "8.8.8.8"), (24 + 9, "8.8.8.8")]
-    record(client, [Click(link_id, account_id, base + hour * HOUR_MS, IPHONE, "", "", ip, "", False)
-                    for hour, ip in moments])
+    record(
+        client,
+        [Click(link_id, account_id, base + hour * HOUR_MS, IPHONE, "", "", ip, "", False) for hour, ip in moments],
+    )
     params = {"from": iso(base + start_hour * HOUR_MS), "to": iso(base + end_hour * HOUR_MS)}
-    for answer in (check_link(client, conn, link, auth, **params),
-                   check_account(client, conn, auth, account_id, **params)):
+    for answer in (
+        check_link(client, conn, link, auth, **params),
+        check_account(client, conn, auth, account_id, **params),
+    ):
         assert answer["clicksInPeriod"] == in_range and answer["uniqueVisitors"] == visitors

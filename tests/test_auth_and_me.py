@@ -12,16 +12,19 @@ def error_of(response):
     return body["error"]["code"]
 
 
-@pytest.mark.parametrize("headers", [
-    {},
-    {"Authorization": ""},
-    {"Authorization": "Bearer"},
-    {"Authorization": "Basic dXNlcjpwYXNz"},
-    {"Authorization": "Bearer sl_live_short"},
-    {"Authorization": "Bearer sl_live_" + "A" * 32},        # well-formed, unknown
-    {"Authorization": "Bearer sk_live_" + "A" * 32},        # wrong prefix
-    {"Authorization": ("Bearer sl_live_" + "é" * 32).encode()},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": ""},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Basic dXNlcjpwYXNz"},
+        {"Authorization": "Bearer sl_live_short"},
+        {"Authorization": "Bearer sl_live_" + "A" * 32},  # well-formed, unknown
+        {"Authorization": "Bearer sk_live_" + "A" * 32},  # wrong prefix
+        {"Authorization": ("Bearer sl_live_" + "é" * 32).encode()},
+    ],
+)
 def test_missing_malformed_or_unknown_keys_are_401(client, headers):
     response = client.get("/api/v1/me", headers=headers)
     assert response.status_code == 401
@@ -29,9 +32,13 @@ def test_missing_malformed_or_unknown_keys_are_401(client, headers):
 
 
 def test_every_api_route_is_protected(client):
-    for method, path in [("GET", "/api/v1/links"), ("POST", "/api/v1/links"),
-                         ("GET", "/api/v1/links/x"), ("PATCH", "/api/v1/links/x"),
-                         ("DELETE", "/api/v1/links/x")]:
+    for method, path in [
+        ("GET", "/api/v1/links"),
+        ("POST", "/api/v1/links"),
+        ("GET", "/api/v1/links/x"),
+        ("PATCH", "/api/v1/links/x"),
+        ("DELETE", "/api/v1/links/x"),
+    ]:
         response = client.request(method, path, json={"title": "x"} if method in ("POST", "PATCH") else None)
         assert response.status_code == 401, (method, path)
 
@@ -60,8 +67,9 @@ def test_key_format_and_hash_only_storage(conn, new_key):
 
 
 def test_cli_changes_apply_to_the_running_server_on_the_next_request(client, db_path):
-    created = json.loads(run_cli("key", "create", "--email", "cli@example.com", "--name", "CLI",
-                                 "--json", "--db", str(db_path)).stdout)
+    created = json.loads(
+        run_cli("key", "create", "--email", "cli@example.com", "--name", "CLI", "--json", "--db", str(db_path)).stdout
+    )
     assert set(created) == {"key", "keyId", "userId", "email"}
     headers = bearer(created["key"])
     assert client.get("/api/v1/me", headers=headers).json()["data"]["key"]["id"] == created["keyId"]
@@ -114,9 +122,10 @@ def test_rate_limit_61st_request_is_429_and_other_keys_are_unaffected(client, ne
 def test_rate_limit_cannot_be_dodged_with_forwarding_headers(make_client, new_key):
     client = make_client(limits_requests_per_minute=3)
     key = new_key()
-    codes = [client.get("/api/v1/me", headers={**bearer(key), "X-Forwarded-For": f"10.0.0.{i}",
-                                                "X-Real-IP": f"10.1.0.{i}"}).status_code
-             for i in range(4)]
+    codes = [
+        client.get(
+            "/api/v1/me", headers={**bearer(key), "X-Forwarded-For": f"10.0.0.{i}", "X-Real-IP": f"10.1.0.{i}"}
+        ).status_code
+        for i in range(4)
+    ]
     assert codes == [200, 200, 200, 429]
-
-

@@ -5,6 +5,7 @@ host-resolver rules send that name there, so the page's own fallback navigation 
 observed without the internet. Screenshots of every visitor page are kept in
 test-artifacts/ for people to look at.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -45,10 +46,17 @@ def find_or_install_chromium() -> str:
     as_root = [] if os.geteuid() == 0 else ["sudo", "-n"]
     if as_root and shutil.which("sudo") is None:
         cannot_run("chromium is missing and installing it needs root (no sudo here)")
-    for command in (["apt-get", "install", "-y", "-q", "chromium"],
-                    ["sh", "-c", "apt-get update -q && apt-get install -y -q chromium"]):
-        result = subprocess.run([*as_root, *command], capture_output=True, text=True, timeout=600,
-                                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    for command in (
+        ["apt-get", "install", "-y", "-q", "chromium"],
+        ["sh", "-c", "apt-get update -q && apt-get install -y -q chromium"],
+    ):
+        result = subprocess.run(
+            [*as_root, *command],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
         if result.returncode == 0 and shutil.which("chromium"):
             return shutil.which("chromium")
     cannot_run(f"chromium could not be installed: {result.stderr.strip()[-300:]}")
@@ -57,7 +65,7 @@ def find_or_install_chromium() -> str:
 class FakeYouTube(http.server.BaseHTTPRequestHandler):
     """A real local web server standing in for the destination site."""
 
-    def do_GET(self):  # noqa: N802 - http.server's naming
+    def do_GET(self):
         body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -82,15 +90,25 @@ def setup(tmp_path_factory):
     conn.close()
     server.start()
     expires_at = time.time() + 2
-    links = {name: create(server, key, **body) for name, body in {
-        "video": {"originalUrl": VIDEO, "customCode": "video"},
-        "locked": {"originalUrl": "https://example.com/secret", "customCode": "locked", "password": "open sesame"},
-        "guarded": {"originalUrl": "https://example.com/guarded", "customCode": "guarded", "password": "open sesame"},
-        "store": {"originalUrl": "https://apps.apple.com/us/app/youtube/id544007664", "customCode": "store"},
-        "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
-        "expiring": {"originalUrl": "https://example.com/e", "customCode": "expiring",
-                     "expiresAt": datetime.fromtimestamp(expires_at, UTC).isoformat()},
-    }.items()}
+    links = {
+        name: create(server, key, **body)
+        for name, body in {
+            "video": {"originalUrl": VIDEO, "customCode": "video"},
+            "locked": {"originalUrl": "https://example.com/secret", "customCode": "locked", "password": "open sesame"},
+            "guarded": {
+                "originalUrl": "https://example.com/guarded",
+                "customCode": "guarded",
+                "password": "open sesame",
+            },
+            "store": {"originalUrl": "https://apps.apple.com/us/app/youtube/id544007664", "customCode": "store"},
+            "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
+            "expiring": {
+                "originalUrl": "https://example.com/e",
+                "customCode": "expiring",
+                "expiresAt": datetime.fromtimestamp(expires_at, UTC).isoformat(),
+            },
+        }.items()
+    }
     request(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
     ARTIFACTS.mkdir(exist_ok=True)
     yield chromium, server, destination.server_address[1], expires_at
@@ -100,8 +118,12 @@ def setup(tmp_path_factory):
 
 def request(server, method, path, key, body):
     data = json.dumps(body).encode()
-    req = urllib.request.Request(server.base_url + path, data=data, method=method, headers={
-        "Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        server.base_url + path,
+        data=data,
+        method=method,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as response:
         return json.loads(response.read())["data"]
 
@@ -113,25 +135,41 @@ def create(server, key, **body):
 @pytest.fixture(scope="module")
 def browser(setup):
     from playwright.sync_api import sync_playwright
+
     chromium, _, destination_port, _ = setup
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=[
-            "--no-sandbox", f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
-            "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable"])
+        launched = playwright.chromium.launch(
+            executable_path=chromium,
+            args=[
+                "--no-sandbox",
+                f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
+                "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+            ],
+        )
         yield launched
         launched.close()
 
 
 def phone(browser, user_agent):
-    return browser.new_context(user_agent=user_agent, viewport={"width": 390, "height": 844},
-                               device_scale_factor=2, is_mobile=True, has_touch=True)
+    return browser.new_context(
+        user_agent=user_agent,
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
 
 
 def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
     _, server, _, _ = setup
     # What the visitor sees while the app is being tried (scripts off, so the page stays).
-    context = browser.new_context(user_agent=IPHONE, viewport={"width": 390, "height": 844},
-                                  device_scale_factor=2, is_mobile=True, java_script_enabled=False)
+    context = browser.new_context(
+        user_agent=IPHONE,
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        java_script_enabled=False,
+    )
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     assert page.get_by_text("Open in app").is_visible()
@@ -165,7 +203,7 @@ def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup,
     page.on("response", lambda response: redirects.append(response.headers.get("location", "")))
     try:
         page.goto(f"{server.base_url}/l/video", timeout=5_000)
-    except Exception:  # noqa: BLE001 - desktop Chromium cannot open intent:// URLs; the redirect is what counts
+    except Exception:
         pass
     intent = next(location for location in redirects if location)
     assert intent.startswith("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;")
@@ -185,7 +223,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
     assert escape == f"x-safari-https://127.0.0.1:{server.port}/l/video?iab=1"
     page.screenshot(path=ARTIFACTS / "in-app-interstitial.png")
     time.sleep(3)
-    assert page.url.startswith(server.base_url)          # never opens anything by itself
+    assert page.url.startswith(server.base_url)  # never opens anything by itself
     context.close()
 
 
@@ -203,7 +241,7 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
     assert page.get_by_text("Continue", exact=True).get_attribute("href") == VIDEO
     page.screenshot(path=ARTIFACTS / "android-in-app-interstitial.png")
     time.sleep(2)
-    assert page.url.startswith(server.base_url)          # nothing opens before a tap
+    assert page.url.startswith(server.base_url)  # nothing opens before a tap
     # The app is not installed here: after a tap the page goes on to the fallback itself
     # (Meta's webviews ignore the intent's own fallback).
     page.get_by_text("Open in app", exact=True).click(no_wait_after=True)
@@ -217,12 +255,19 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
 def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
     _, server, _, _ = setup
     # Scripts off: with them the page would go on to the App Store at once.
-    context = browser.new_context(user_agent=IPHONE, viewport={"width": 390, "height": 844},
-                                  device_scale_factor=2, is_mobile=True, java_script_enabled=False)
+    context = browser.new_context(
+        user_agent=IPHONE,
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        java_script_enabled=False,
+    )
     page = context.new_page()
     assert page.goto(f"{server.base_url}/l/store").status == 200
-    assert page.get_by_text("Open in the App Store").get_attribute("href") == \
-        "https://apps.apple.com/us/app/youtube/id544007664"
+    assert (
+        page.get_by_text("Open in the App Store").get_attribute("href")
+        == "https://apps.apple.com/us/app/youtube/id544007664"
+    )
     page.screenshot(path=ARTIFACTS / "iphone-store-page.png")
     context.close()
 
@@ -233,8 +278,10 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
     page = context.new_page()
     time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
     for code, status, text, shot in [
-        ("locked", 200, "password", "password"), ("paused", 404, "unavailable", "paused"),
-        ("expiring", 410, "expired", "expired"), ("nothing-here", 404, "not", "not-found"),
+        ("locked", 200, "password", "password"),
+        ("paused", 404, "unavailable", "paused"),
+        ("expiring", 410, "expired", "expired"),
+        ("nothing-here", 404, "not", "not-found"),
     ]:
         response = page.goto(f"{server.base_url}/l/{code}")
         assert response.status == status, code
@@ -262,7 +309,7 @@ def test_too_many_password_attempts_page(setup, browser):
     page = context.new_page()
     page.goto(f"{server.base_url}/l/guarded")
     statuses = []
-    while 429 not in statuses and len(statuses) < 10:    # 5 attempts a minute by default
+    while 429 not in statuses and len(statuses) < 10:  # 5 attempts a minute by default
         page.fill("input[name=password]", "wrong guess")
         with page.expect_response(f"{server.base_url}/l/guarded") as answered:
             page.click("button[type=submit]")

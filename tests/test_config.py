@@ -26,18 +26,23 @@ def test_defaults_without_a_file_match_the_contract(tmp_path, monkeypatch):
 def test_the_shipped_shortlink_toml_loads_and_equals_the_defaults(monkeypatch):
     repo = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(repo)
-    assert load_config(repo / "shortlink.toml", environ={}) == load_config(environ={}, )
+    assert load_config(repo / "shortlink.toml", environ={}) == load_config(
+        environ={},
+    )
 
 
 def test_file_values_and_environment_overrides(tmp_path):
     path = write(tmp_path, '[server]\nport = 9001\n[links]\nshort_host = "https://sho.rt/"\n')
-    config = load_config(path, environ={
-        "SHORTLINK_STORAGE_PATH": "/srv/x.db",
-        "SHORTLINK_LIMITS_REQUESTS_PER_MINUTE": "5",
-        "SHORTLINK_NETWORK_TRUSTED_PROXIES": "127.0.0.0/8, 10.0.0.0/8",
-        "SHORTLINK_FETCHER_ENABLED": "false",
-        "SHORTLINK_FETCHER_TIMEOUT_SECONDS": "2.5",
-    })
+    config = load_config(
+        path,
+        environ={
+            "SHORTLINK_STORAGE_PATH": "/srv/x.db",
+            "SHORTLINK_LIMITS_REQUESTS_PER_MINUTE": "5",
+            "SHORTLINK_NETWORK_TRUSTED_PROXIES": "127.0.0.0/8, 10.0.0.0/8",
+            "SHORTLINK_FETCHER_ENABLED": "false",
+            "SHORTLINK_FETCHER_TIMEOUT_SECONDS": "2.5",
+        },
+    )
     assert config.server.port == 9001
     assert config.short_host == "https://sho.rt"
     assert config.storage.path == "/srv/x.db"
@@ -46,16 +51,19 @@ def test_file_values_and_environment_overrides(tmp_path):
     assert config.fetcher.enabled is False and config.fetcher.timeout_seconds == 2.5
 
 
-@pytest.mark.parametrize(("text", "env", "names"), [
-    ("[server]\nport = 'eighty'\n", {}, "[server] port"),
-    ("[server]\nportt = 80\n", {}, "portt"),
-    ("[nosuch]\nkey = 1\n", {}, "nosuch"),
-    ('[network]\ntrusted_proxies = ["10.0.0.0/33"]\n', {}, "trusted_proxies"),
-    ("", {"SHORTLINK_LIMITS_LINKS_PER_DAY": "many"}, "links_per_day"),
-    ("", {"SHORTLINK_SERVER_PORT": "0"}, "port"),
-    ("[server\n", {}, "not valid TOML"),
-    ("", {"SHORTLINK_SERVER_PROT": "9000"}, "SHORTLINK_SERVER_PROT"),
-])
+@pytest.mark.parametrize(
+    ("text", "env", "names"),
+    [
+        ("[server]\nport = 'eighty'\n", {}, "[server] port"),
+        ("[server]\nportt = 80\n", {}, "portt"),
+        ("[nosuch]\nkey = 1\n", {}, "nosuch"),
+        ('[network]\ntrusted_proxies = ["10.0.0.0/33"]\n', {}, "trusted_proxies"),
+        ("", {"SHORTLINK_LIMITS_LINKS_PER_DAY": "many"}, "links_per_day"),
+        ("", {"SHORTLINK_SERVER_PORT": "0"}, "port"),
+        ("[server\n", {}, "not valid TOML"),
+        ("", {"SHORTLINK_SERVER_PROT": "9000"}, "SHORTLINK_SERVER_PROT"),
+    ],
+)
 def test_bad_configuration_is_one_line_naming_the_key(tmp_path, text, env, names):
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, text), environ=env)
@@ -71,10 +79,13 @@ def test_bad_configuration_stops_the_cli_without_a_traceback(tmp_path):
     assert result.stderr.strip().count("\n") == 0 and "[server] port" in result.stderr
 
 
-@pytest.mark.parametrize(("name", "hint"), [
-    ("SHORTLINK_SERVER_PROT", "[server] has host, port"),                  # a misspelled key
-    ("SHORTLINK_LIMITS_LINKS_PER_MINUTE", "[limits] has requests_per_minute, links_per_day"),
-])
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("SHORTLINK_SERVER_PROT", "[server] has host, port"),  # a misspelled key
+        ("SHORTLINK_LIMITS_LINKS_PER_MINUTE", "[limits] has requests_per_minute, links_per_day"),
+    ],
+)
 def test_an_unknown_key_of_a_known_section_stops_loading_with_a_hint(tmp_path, name, hint):
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, ""), environ={name: "9000", "SHORTLINK_SERVER_PORT": "9001"})
@@ -90,23 +101,33 @@ def test_other_shortlink_variables_are_only_warned_about(tmp_path, caplog, name)
     assert config.server.port == 9001
     assert [record.getMessage() for record in caplog.records] == [
         f"environment variable {name} is not a setting and is ignored (settings are "
-        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks)"]
+        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks)"
+    ]
 
 
 def test_other_environment_variables_and_known_settings_are_fine(tmp_path):
-    config = load_config(write(tmp_path, ""), environ={
-        "SHORTLINK_SERVER_PORT": "9001", "SHORTLINK_LINKS_DOMAINS": "go.brand.example, links.example",
-        "SHORTLINKS_NOPE": "1", "MY_SHORTLINK_NOPE": "1", "shortlink_nope": "1", "PATH": "/usr/bin"})
+    config = load_config(
+        write(tmp_path, ""),
+        environ={
+            "SHORTLINK_SERVER_PORT": "9001",
+            "SHORTLINK_LINKS_DOMAINS": "go.brand.example, links.example",
+            "SHORTLINKS_NOPE": "1",
+            "MY_SHORTLINK_NOPE": "1",
+            "shortlink_nope": "1",
+            "PATH": "/usr/bin",
+        },
+    )
     assert config.server.port == 9001 and config.links.domains == ["go.brand.example", "links.example"]
 
 
 def test_an_unknown_environment_variable_stops_the_cli_in_one_line(tmp_path, monkeypatch):
     path = write(tmp_path, "")
     monkeypatch.setenv("SHORTLINK_SERVER_PROT", "9000")
-    result = run_cli("key", "list", "--email", "a@b.c", "--config", str(path),
-                     "--db", str(tmp_path / "x.db"), check=False)
+    result = run_cli(
+        "key", "list", "--email", "a@b.c", "--config", str(path), "--db", str(tmp_path / "x.db"), check=False
+    )
     assert result.returncode == 2 and result.stdout == ""
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("shortlink: ") and result.stderr.count("\n") == 1, result.stderr
     assert "SHORTLINK_SERVER_PROT" in result.stderr and "port" in result.stderr
-    assert not (tmp_path / "x.db").exists()      # stopped before the database was touched
+    assert not (tmp_path / "x.db").exists()  # stopped before the database was touched

@@ -1,4 +1,5 @@
 """Real server processes under load: SIGKILL, SIGTERM, the CLI writing meanwhile, and online backups."""
+
 from __future__ import annotations
 
 import http.client
@@ -31,12 +32,23 @@ LOSS_WINDOW_SECONDS = (FLUSH_INTERVAL_MS + WRITE_ALLOWANCE_MS) / 1000
 # (user agent, referrer, query): desktop, phones and a bot, with and without a campaign,
 # so that the rollups of every dimension have several values to get right.
 VISITS = [
-    ("Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
-     "https://news.ycombinator.com/item?id=1", "?utm_source=hn"),
-    ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-     "Version/18.1 Mobile/15E148 Safari/604.1", "", ""),
-    ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-     "Chrome/131.0.0.0 Mobile Safari/537.36", "https://t.co/abc", "?utm_source=twitter"),
+    (
+        "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+        "https://news.ycombinator.com/item?id=1",
+        "?utm_source=hn",
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Mobile/15E148 Safari/604.1",
+        "",
+        "",
+    ),
+    (
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/131.0.0.0 Mobile Safari/537.36",
+        "https://t.co/abc",
+        "?utm_source=twitter",
+    ),
     ("Twitterbot/1.0", "", ""),
 ]
 
@@ -45,9 +57,13 @@ def prepare(server: LiveServer) -> tuple[str, str]:
     conn = connect(server.db)
     key = accounts.create_key(conn, "load@example.com").key
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
-    link = service.create_link(conn, service.Owner(account_id, server.base_url),
-                               CreateLink(original_url="https://example.com/x", title="t"),
-                               now=datetime.now(UTC), fetch_title=False)
+    link = service.create_link(
+        conn,
+        service.Owner(account_id, server.base_url),
+        CreateLink(original_url="https://example.com/x", title="t"),
+        now=datetime.now(UTC),
+        fetch_title=False,
+    )
     conn.close()
     return key, link.short_code
 
@@ -59,8 +75,7 @@ class Load:
         self.port, self.path = port, f"/l/{code}"
         self.acknowledged_at: list[float] = []
         self.running = True
-        self.threads = [threading.Thread(target=self.client, args=(number,), daemon=True)
-                        for number in range(clients)]
+        self.threads = [threading.Thread(target=self.client, args=(number,), daemon=True) for number in range(clients)]
         for thread in self.threads:
             thread.start()
 
@@ -81,7 +96,7 @@ class Load:
             except (OSError, http.client.HTTPException):
                 return
             if response.status == 302:
-                self.acknowledged_at.append(time.monotonic())   # list.append is atomic
+                self.acknowledged_at.append(time.monotonic())  # list.append is atomic
 
     def stop(self) -> int:
         self.running = False
@@ -103,25 +118,46 @@ DAY = "date(ts / 1000, 'unixepoch')"
 
 def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
     """(what, rows of the rollup table, the same rows recomputed from raw clicks), per table."""
+
     def rows(sql: str) -> list:
         return sorted(tuple(row) for row in conn.execute(sql))
 
     raw_dimensions = " UNION ALL ".join(
-        f"SELECT link_id, account_id, {code} AS dimension, {DAY} AS day, {column} AS value"
-        f" FROM clicks WHERE is_bot = 0" for code, column in enumerate(DIMENSIONS, start=1))
+        f"SELECT link_id, account_id, {code} AS dimension, {DAY} AS day, {column} AS value FROM clicks WHERE is_bot = 0"
+        for code, column in enumerate(DIMENSIONS, start=1)
+    )
     return [
-        ("link_days", rows("SELECT link_id, day, clicks, visitors FROM link_days WHERE clicks > 0"),
-         rows(f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
-              " WHERE is_bot = 0 GROUP BY 1, 2")),
-        ("account_days", rows("SELECT account_id, day, clicks, visitors FROM account_days WHERE clicks > 0"),
-         rows(f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
-              " WHERE is_bot = 0 GROUP BY 1, 2")),
-        ("link_dimensions", rows("SELECT link_id, dimension, day, value, clicks FROM link_dimensions"),
-         rows(f"SELECT link_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4")),
-        ("account_dimensions", rows("SELECT account_id, dimension, day, value, clicks FROM account_dimensions"),
-         rows(f"SELECT account_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4")),
-        ("click_count", rows("SELECT id, click_count FROM links"),
-         rows("SELECT l.id, count(c.id) FROM links l LEFT JOIN clicks c ON c.link_id = l.id GROUP BY 1")),
+        (
+            "link_days",
+            rows("SELECT link_id, day, clicks, visitors FROM link_days WHERE clicks > 0"),
+            rows(
+                f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
+                " WHERE is_bot = 0 GROUP BY 1, 2"
+            ),
+        ),
+        (
+            "account_days",
+            rows("SELECT account_id, day, clicks, visitors FROM account_days WHERE clicks > 0"),
+            rows(
+                f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
+                " WHERE is_bot = 0 GROUP BY 1, 2"
+            ),
+        ),
+        (
+            "link_dimensions",
+            rows("SELECT link_id, dimension, day, value, clicks FROM link_dimensions"),
+            rows(f"SELECT link_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
+        ),
+        (
+            "account_dimensions",
+            rows("SELECT account_id, dimension, day, value, clicks FROM account_dimensions"),
+            rows(f"SELECT account_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
+        ),
+        (
+            "click_count",
+            rows("SELECT id, click_count FROM links"),
+            rows("SELECT l.id, count(c.id) FROM links l LEFT JOIN clicks c ON c.link_id = l.id GROUP BY 1"),
+        ),
     ]
 
 
@@ -141,7 +177,7 @@ def test_sigkill_loses_only_the_unflushed_queue_and_keeps_the_file_sound(tmp_pat
     load.stop()
     assert load.acknowledged > 200, "the load did not run"
 
-    server.start()        # restart on the same file
+    server.start()  # restart on the same file
     conn = connect(server.db)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -149,19 +185,22 @@ def test_sigkill_loses_only_the_unflushed_queue_and_keeps_the_file_sound(tmp_pat
         # The counter and every rollup moved in the same transactions as the raw rows:
         # per link, account, day, dimension and value, visitors included.
         assert_rollups_match_raw_clicks(conn)
-        kinds = conn.execute("SELECT count(DISTINCT device), count(DISTINCT campaign), sum(is_bot)"
-                             " FROM clicks").fetchone()
-        assert kinds[0] >= 2 and kinds[1] >= 2 and 0 < kinds[2] < stored    # a real mix was checked
+        kinds = conn.execute(
+            "SELECT count(DISTINCT device), count(DISTINCT campaign), sum(is_bot) FROM clicks"
+        ).fetchone()
+        assert kinds[0] >= 2 and kinds[1] >= 2 and 0 < kinds[2] < stored  # a real mix was checked
     finally:
         conn.close()
         server.stop()
     acknowledged = sorted(load.acknowledged_at)
-    lost = len(acknowledged) - stored     # at most one per client is stored but never acknowledged
+    lost = len(acknowledged) - stored  # at most one per client is stored but never acknowledged
     # Clicks are stored in the order they were acknowledged: the lost ones are the last.
-    oldest_lost_ms = (killed_at - acknowledged[stored]) * 1000 if 0 < lost else 0.0
-    print(f"\nSIGKILL under load: {len(acknowledged)} clicks acknowledged, {stored} stored, "
-          f"{max(lost, 0)} lost; the oldest lost was acknowledged {oldest_lost_ms:.0f} ms before the kill "
-          f"(flush interval {FLUSH_INTERVAL_MS} ms, bound {LOSS_WINDOW_SECONDS * 1000:.0f} ms)")
+    oldest_lost_ms = (killed_at - acknowledged[stored]) * 1000 if lost > 0 else 0.0
+    print(
+        f"\nSIGKILL under load: {len(acknowledged)} clicks acknowledged, {stored} stored, "
+        f"{max(lost, 0)} lost; the oldest lost was acknowledged {oldest_lost_ms:.0f} ms before the kill "
+        f"(flush interval {FLUSH_INTERVAL_MS} ms, bound {LOSS_WINDOW_SECONDS * 1000:.0f} ms)"
+    )
     settled = sum(1 for at in acknowledged if at < killed_at - LOSS_WINDOW_SECONDS)
     assert settled <= stored <= len(acknowledged) + len(load.threads), (settled, stored, len(acknowledged))
 
@@ -197,8 +236,12 @@ def test_cli_writes_while_the_server_runs_never_lock_out_api_clients(tmp_path):
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         while not done.is_set():
             body = json.dumps({"originalUrl": "https://example.com/y", "title": "x"})
-            conn.request("POST", "/api/v1/links", body=body,
-                         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+            conn.request(
+                "POST",
+                "/api/v1/links",
+                body=body,
+                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            )
             response = conn.getresponse()
             statuses.append(response.status)
             response.read()
@@ -207,9 +250,22 @@ def test_cli_writes_while_the_server_runs_never_lock_out_api_clients(tmp_path):
     thread.start()
     try:
         for i in range(8):
-            subprocess.run([sys.executable, "-m", "shortlink", "key", "create", "--email",
-                            f"cli{i}@example.com", "--db", str(server.db)], check=True,
-                           capture_output=True, timeout=60)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "shortlink",
+                    "key",
+                    "create",
+                    "--email",
+                    f"cli{i}@example.com",
+                    "--db",
+                    str(server.db),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
     finally:
         done.set()
         thread.join()
@@ -237,13 +293,13 @@ def test_backup_of_a_live_database_holds_what_was_committed_and_restores(tmp_pat
         server.stop()
     assert result.stdout == f"backed up to {copy}\n"
     assert committed_after > committed_before, "the database was not being written during the backup"
-    assert not Path(f"{copy}-wal").exists()          # one self-contained file
+    assert not Path(f"{copy}-wal").exists()  # one self-contained file
     conn = sqlite3.connect(copy)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         copied = conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
         assert committed_before <= copied <= committed_after
-        assert_rollups_match_raw_clicks(conn)          # one snapshot: no half-copied batch
+        assert_rollups_match_raw_clicks(conn)  # one snapshot: no half-copied batch
     finally:
         conn.close()
     # The README's restore: the copy becomes the database of a server, which serves it.

@@ -1,4 +1,5 @@
 """Framework errors leave in the spec's envelope with one of its codes."""
+
 import pytest
 
 from tests.test_auth_and_me import error_of
@@ -16,27 +17,31 @@ def test_wrong_method(client, auth):
 
 
 def test_malformed_json(client, auth):
-    response = client.post("/api/v1/links", headers={**auth, "Content-Type": "application/json"},
-                           content=b'{"originalUrl": ')
+    response = client.post(
+        "/api/v1/links", headers={**auth, "Content-Type": "application/json"}, content=b'{"originalUrl": '
+    )
     assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
 
 
 def test_wrong_content_type(client, auth):
-    response = client.post("/api/v1/links", headers={**auth, "Content-Type": "text/plain"},
-                           content=b"originalUrl=https://example.com")
+    response = client.post(
+        "/api/v1/links", headers={**auth, "Content-Type": "text/plain"}, content=b"originalUrl=https://example.com"
+    )
     assert response.status_code in (400, 415) and error_of(response) == "VALIDATION_ERROR"
 
 
 def test_body_too_large(client, auth):
-    response = client.post("/api/v1/links", headers={**auth, "Content-Type": "application/json"},
-                           content=b'{"originalUrl": "https://example.com/' + b"a" * 100_000 + b'"}')
+    response = client.post(
+        "/api/v1/links",
+        headers={**auth, "Content-Type": "application/json"},
+        content=b'{"originalUrl": "https://example.com/' + b"a" * 100_000 + b'"}',
+    )
     assert response.status_code == 413 and error_of(response) == "VALIDATION_ERROR"
     assert "64 KiB" in response.json()["error"]["message"]
 
 
 def test_unknown_field_is_named(client, auth):
-    response = client.post("/api/v1/links", headers=auth,
-                           json={"originalUrl": "https://example.com", "colour": "red"})
+    response = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com", "colour": "red"})
     assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
     assert "colour" in response.json()["error"]["message"]
 
@@ -50,8 +55,10 @@ def test_openapi_document_is_served_with_bearer_security(client):
 
 
 def test_oversized_query_string_and_headers_are_refused_in_the_envelope(client, auth):
-    for response in (client.get("/api/v1/links?search=" + "a" * 9000, headers=auth),
-                     client.get("/l/abc", headers={f"X-Padding-{i}": "v" * 1000 for i in range(40)})):
+    for response in (
+        client.get("/api/v1/links?search=" + "a" * 9000, headers=auth),
+        client.get("/l/abc", headers={f"X-Padding-{i}": "v" * 1000 for i in range(40)}),
+    ):
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "VALIDATION_ERROR"
     assert "query string" in client.get("/l/abc?x=" + "a" * 9000).json()["error"]["message"]
@@ -59,8 +66,10 @@ def test_oversized_query_string_and_headers_are_refused_in_the_envelope(client, 
 
 def test_json_sent_with_another_content_type_is_a_400_on_post_and_patch(client, auth):
     link = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/a"}).json()["data"]
-    for method, url, body in [("POST", "/api/v1/links", b'{"originalUrl": "https://example.com/b"}'),
-                              ("PATCH", f"/api/v1/links/{link['id']}", b'{"title": "Changed"}')]:
+    for method, url, body in [
+        ("POST", "/api/v1/links", b'{"originalUrl": "https://example.com/b"}'),
+        ("PATCH", f"/api/v1/links/{link['id']}", b'{"title": "Changed"}'),
+    ]:
         for content_type in ("text/plain", "application/x-www-form-urlencoded", "application/jsonx"):
             response = client.request(method, url, headers={**auth, "Content-Type": content_type}, content=body)
             assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR", (method, content_type)
@@ -73,8 +82,11 @@ def test_json_sent_with_another_content_type_is_a_400_on_post_and_patch(client, 
     response = client.post("/api/v1/links", headers=auth, content=b'{"originalUrl": "https://example.com/d"}')
     assert response.status_code == 201, response.text
     # Parameters of the JSON media type are fine.
-    response = client.post("/api/v1/links", headers={**auth, "Content-Type": "Application/JSON; charset=utf-8"},
-                           content=b'{"originalUrl": "https://example.com/c"}')
+    response = client.post(
+        "/api/v1/links",
+        headers={**auth, "Content-Type": "Application/JSON; charset=utf-8"},
+        content=b'{"originalUrl": "https://example.com/c"}',
+    )
     assert response.status_code == 201
 
 
@@ -88,12 +100,15 @@ def test_an_empty_body_says_so(client, auth, body):
         assert message.startswith("body:") and "empty" in message and "JSON" in message
 
 
-@pytest.mark.parametrize("body", [
-    b'{"title": "ok \xff\xfe"}',                            # bytes that are never UTF-8, inside a string
-    b'{"title": "caf\xe9"}',                                 # Latin-1
-    b'{"title": "\xc3"}',                                     # a truncated sequence
-    b"\xff\xfe{\x00}\x00",                                    # UTF-16 with a byte-order mark
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"title": "ok \xff\xfe"}',  # bytes that are never UTF-8, inside a string
+        b'{"title": "caf\xe9"}',  # Latin-1
+        b'{"title": "\xc3"}',  # a truncated sequence
+        b"\xff\xfe{\x00}\x00",  # UTF-16 with a byte-order mark
+    ],
+)
 def test_a_body_that_is_not_utf8_is_a_400_saying_so(client, auth, body):
     link = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/a"}).json()["data"]
     for method, url in [("POST", "/api/v1/links"), ("PATCH", f"/api/v1/links/{link['id']}")]:

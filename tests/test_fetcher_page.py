@@ -1,4 +1,5 @@
 """Reading title, description and image out of HTML: pure functions, no network."""
+
 from __future__ import annotations
 
 import pytest
@@ -45,8 +46,10 @@ def test_nothing_found_gives_nones():
 
 
 def test_entities_decoded_and_whitespace_collapsed():
-    result = preview("<title>\n  Tom &amp; Jerry&nbsp;&#8212;\t&quot;the &lt;best&gt;&quot;  \n</title>"
-                     '<meta name="description" content="caf&eacute; &#x263A;\n\n  ok">')
+    result = preview(
+        "<title>\n  Tom &amp; Jerry&nbsp;&#8212;\t&quot;the &lt;best&gt;&quot;  \n</title>"
+        '<meta name="description" content="caf&eacute; &#x263A;\n\n  ok">'
+    )
     assert result.title == 'Tom & Jerry — "the <best>"'
     assert result.description == "café ☺ ok"
 
@@ -70,16 +73,19 @@ def test_title_cut_off_by_the_byte_limit_is_still_used():
     assert preview("<title>Unfinished page title").title == "Unfinished page title"
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("https://cdn.example.net/a.png", "https://cdn.example.net/a.png"),
-    ("//cdn.example.net/b.png", "https://cdn.example.net/b.png"),
-    ("c.png", "https://example.com/articles/c.png"),
-    ("../d.png?x=1", "https://example.com/d.png?x=1"),
-    ("javascript:alert(1)", None),
-    ("data:image/png;base64,AAAA", None),
-    ("ftp://example.com/e.png", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("https://cdn.example.net/a.png", "https://cdn.example.net/a.png"),
+        ("//cdn.example.net/b.png", "https://cdn.example.net/b.png"),
+        ("c.png", "https://example.com/articles/c.png"),
+        ("../d.png?x=1", "https://example.com/d.png?x=1"),
+        ("javascript:alert(1)", None),
+        ("data:image/png;base64,AAAA", None),
+        ("ftp://example.com/e.png", None),
+        ("", None),
+    ],
+)
 def test_og_image_resolved_against_the_final_url_http_only(value, expected):
     assert preview(f'<meta property="og:image" content="{value}">').og_image == expected
 
@@ -103,28 +109,29 @@ def test_charset_from_meta_charset():
 
 
 def test_charset_from_http_equiv():
-    body = ('<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'
-            f"<title>{RUSSIAN}</title>").encode("koi8-r")
+    body = (f'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r"><title>{RUSSIAN}</title>').encode(
+        "koi8-r"
+    )
     assert preview(body, "text/html").title == RUSSIAN
 
 
 def test_header_charset_wins_over_meta():
-    body = f'<meta charset="iso-8859-1"><title>{RUSSIAN}</title>'.encode("utf-8")
+    body = f'<meta charset="iso-8859-1"><title>{RUSSIAN}</title>'.encode()
     assert preview(body, 'text/html; charset="UTF-8"').title == RUSSIAN
 
 
 def test_unknown_charset_label_falls_back_to_utf8():
-    body = f"<title>{RUSSIAN}</title>".encode("utf-8")
+    body = f"<title>{RUSSIAN}</title>".encode()
     assert preview(body, "text/html; charset=no-such-charset").title == RUSSIAN
 
 
 def test_no_charset_utf8_then_windows_1252():
-    assert preview("<title>naïve</title>".encode("utf-8"), "text/html").title == "naïve"
+    assert preview("<title>naïve</title>".encode(), "text/html").title == "naïve"
     assert preview("<title>naïve</title>".encode("windows-1252"), "text/html").title == "naïve"
 
 
 def test_utf8_cut_inside_a_character_stays_utf8():
-    body = "<title>日本語</title><p>".encode("utf-8") + "語".encode("utf-8")[:2]
+    body = "<title>日本語</title><p>".encode() + "語".encode()[:2]
     assert decode_html(body, "text/html").startswith("<title>日本語</title>")
 
 

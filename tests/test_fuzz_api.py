@@ -11,6 +11,7 @@ The strategies are driven by a plain Hypothesis test rather than schemathesis's
 pytest plugin (`schemathesis.pytest.from_fixture`), which reaches into pytest
 internals that pytest 9.2 removed.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,9 @@ MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("fuzz"), limits_requests_per_minute="1000000",
-                        limits_links_per_day="1000000")
+    server = LiveServer(
+        tmp_path_factory.mktemp("fuzz"), limits_requests_per_minute="1000000", limits_links_per_day="1000000"
+    )
     server.key = server.create_key("fuzz@example.com")
     server.start()
     yield server
@@ -43,8 +45,11 @@ def assert_error_envelope(response: requests.Response) -> None:
 
 
 def new_link_id(live, session: requests.Session) -> str:
-    response = session.post(f"{live.base_url}/api/v1/links", json={"originalUrl": "https://example.com/fuzz"},
-                            headers={"Authorization": f"Bearer {live.key}"})
+    response = session.post(
+        f"{live.base_url}/api/v1/links",
+        json={"originalUrl": "https://example.com/fuzz"},
+        headers={"Authorization": f"Bearer {live.key}"},
+    )
     assert response.status_code == 201, response.text
     return response.json()["data"]["id"]
 
@@ -73,14 +78,20 @@ def test_every_operation_conforms_and_never_fails(live):
                 path_parameters = {"id": new_link_id(live, session)} if id_choice else None
 
                 @given(case=operation.as_strategy(mode, path_parameters=path_parameters))
-                @settings(max_examples=EXAMPLES_PER_OPERATION_AND_MODE, derandomize=True, deadline=None,
-                          database=None, phases=[Phase.explicit, Phase.generate],
-                          suppress_health_check=list(HealthCheck))
+                @settings(
+                    max_examples=EXAMPLES_PER_OPERATION_AND_MODE,
+                    derandomize=True,
+                    deadline=None,
+                    database=None,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                )
                 def fuzz(case):
                     nonlocal cases_run
                     cases_run += 1
-                    response = case.call_and_validate(base_url=live.base_url, session=session,
-                                                      excluded_checks=[positive_data_acceptance])
+                    response = case.call_and_validate(
+                        base_url=live.base_url, session=session, excluded_checks=[positive_data_acceptance]
+                    )
                     assert response.status_code < 500
                     if response.status_code >= 400:
                         assert_error_envelope(response)
@@ -89,8 +100,7 @@ def test_every_operation_conforms_and_never_fails(live):
                     fuzz()
                 # Schemathesis raises a FailureGroup (a BaseExceptionGroup) of every distinct failure.
                 except (Exception, BaseExceptionGroup) as failure:  # every operation's, not just the first
-                    failures.append(f"{operation.label} ({mode.value}, link id: {id_choice or 'generated'}): "
-                                    f"{failure}")
+                    failures.append(f"{operation.label} ({mode.value}, link id: {id_choice or 'generated'}): {failure}")
 
     print(f"\nfuzzed {len(operations)} operations with {cases_run} cases")
     # The whole budget ran: 5 per-link operations with a random and a real id, 4 others.
@@ -113,7 +123,8 @@ def test_what_the_fuzzer_found_stays_fixed(live):
     assert schemas["CreateLink"]["additionalProperties"] is False
     assert schemas["UpdateLink"]["additionalProperties"] is False
     assert schemas["CreateLink"]["properties"]["originalUrl"]["pattern"].startswith("^[Hh][Tt][Tt][Pp]")
-    extra_field = requests.post(f"{live.base_url}/api/v1/links", headers=headers,
-                                json={"originalUrl": "https://example.com/", "colour": "red"})
+    extra_field = requests.post(
+        f"{live.base_url}/api/v1/links", headers=headers, json={"originalUrl": "https://example.com/", "colour": "red"}
+    )
     assert extra_field.status_code == 400
     assert extra_field.json()["error"]["message"].startswith("colour:")

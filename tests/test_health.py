@@ -29,14 +29,15 @@ def test_healthz_fails_when_the_database_thread_is_stuck(client):
 def test_healthz_fails_while_the_click_writer_cannot_commit_and_recovers_after(make_client, auth, conn):
     # 10 ms flushes: the writer counts as stuck after 100 of them, 1 s without a write.
     client = make_client(clicks_flush_interval_ms=10)
-    code = client.post("/api/v1/links", json={"originalUrl": "https://example.com/a"},
-                       headers=auth).json()["data"]["shortCode"]
-    assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302   # the link is cached now
+    code = client.post("/api/v1/links", json={"originalUrl": "https://example.com/a"}, headers=auth).json()["data"][
+        "shortCode"
+    ]
+    assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302  # the link is cached now
     deadline = time.monotonic() + 5
     while conn.execute("SELECT count(*) FROM clicks").fetchone()[0] < 1:
         assert time.monotonic() < deadline, "the first click was not written"
         time.sleep(0.01)
-    conn.execute("BEGIN IMMEDIATE")        # another process holds the write lock: no batch can commit
+    conn.execute("BEGIN IMMEDIATE")  # another process holds the write lock: no batch can commit
     try:
         assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302
         time.sleep(1.2)

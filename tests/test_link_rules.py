@@ -1,4 +1,5 @@
 """Property tests for the link rules (pure functions, no HTTP)."""
+
 from __future__ import annotations
 
 import string
@@ -46,24 +47,44 @@ def test_url_validation_never_crashes_and_accepts_only_http_urls(text):
 
 
 # Host labels may not end with a hyphen (RFC 1123), so the generator doesn't make them.
-@given(st.from_regex(r"https?://[a-z]([a-z0-9-]{0,19}[a-z0-9])?\.(com|org|io|de)(/[a-zA-Z0-9_./-]{0,40})?", fullmatch=True))
+@given(
+    st.from_regex(r"https?://[a-z]([a-z0-9-]{0,19}[a-z0-9])?\.(com|org|io|de)(/[a-zA-Z0-9_./-]{0,40})?", fullmatch=True)
+)
 def test_ordinary_urls_are_accepted(url):
     assert rules.validate_url("originalUrl", url) == url
 
 
-@pytest.mark.parametrize("url", [
-    "https://example.com", "http://localhost:8080/x", "https://127.0.0.1/", "https://[::1]:443/a",
-    "https://bücher.de/straße", "https://a.b.c.example.co.uk/path?q=1#f",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com",
+        "http://localhost:8080/x",
+        "https://127.0.0.1/",
+        "https://[::1]:443/a",
+        "https://bücher.de/straße",
+        "https://a.b.c.example.co.uk/path?q=1#f",
+    ],
+)
 def test_real_hosts(url):
     assert rules.validate_url("u", url) == url
 
 
-@pytest.mark.parametrize("url", [
-    "https://", "https://-bad-.com", "https://exa_mple.com", "https://example", "https://1.2.3",
-    "https://example.com:99999/", "mailto:a@b.c", "data:text/html,hi", "//example.com",
-    "https://example.com/\nx", " https://example.com",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://",
+        "https://-bad-.com",
+        "https://exa_mple.com",
+        "https://example",
+        "https://1.2.3",
+        "https://example.com:99999/",
+        "mailto:a@b.c",
+        "data:text/html,hi",
+        "//example.com",
+        "https://example.com/\nx",
+        " https://example.com",
+    ],
+)
 def test_fake_hosts_and_schemes(url):
     with pytest.raises(ValidationError):
         rules.validate_url("u", url)
@@ -91,8 +112,9 @@ def test_password_hash_round_trip_and_salting():
     assert not rules.verify_password("x", "not a hash")
 
 
-@pytest.mark.parametrize("text", ["9999-12-31T23:00:00-05:00", "9999-12-31T23:59:59.999999-00:01",
-                                  "9999-12-31T01:00:00-23:00"])
+@pytest.mark.parametrize(
+    "text", ["9999-12-31T23:00:00-05:00", "9999-12-31T23:59:59.999999-00:01", "9999-12-31T01:00:00-23:00"]
+)
 def test_future_times_past_the_year_9999_in_utc_are_a_validation_error(text):
     now = datetime(2030, 1, 1, tzinfo=UTC)
     with pytest.raises(ValidationError) as caught:
@@ -111,21 +133,25 @@ def test_any_path_on_a_foreign_host_is_not_the_link_itself(path, code):
     rules.refuse_link_to_itself("originalUrl", "https://sho.rt.example.com/l/" + code, OWN_HOSTS, code)
 
 
-@given(code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
-       host=st.sampled_from(["sho.rt", "SHO.RT.", "www.sho.rt", "go.brand.example", "go.brand.example:8443"]),
-       prefix=st.sampled_from(["/l/", "//l/", "/l//", "/%6c/", "/%6C/", "/a/../l/", "/./l/", "/\\l\\", "/%2fl/"]),
-       suffix=st.sampled_from(["", "/", "?utm_source=x", "#top"]))
+@given(
+    code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
+    host=st.sampled_from(["sho.rt", "SHO.RT.", "www.sho.rt", "go.brand.example", "go.brand.example:8443"]),
+    prefix=st.sampled_from(["/l/", "//l/", "/l//", "/%6c/", "/%6C/", "/a/../l/", "/./l/", "/\\l\\", "/%2fl/"]),
+    suffix=st.sampled_from(["", "/", "?utm_source=x", "#top"]),
+)
 def test_every_spelling_of_the_links_own_short_url_is_refused(code, host, prefix, suffix):
     with pytest.raises(ValidationError) as caught:
         rules.refuse_link_to_itself("iosUrl", f"https://{host}{prefix}{code}{suffix}", OWN_HOSTS, code)
     assert caught.value.field == "iosUrl"
 
 
-@given(code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
-       other=st.text(alphabet=CODE_CHARS, min_size=1, max_size=32),
-       rest=st.from_regex(r"[A-Za-z0-9_-]{0,10}(/[A-Za-z0-9_-]{0,10}){0,3}", fullmatch=True))
+@given(
+    code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32),
+    other=st.text(alphabet=CODE_CHARS, min_size=1, max_size=32),
+    rest=st.from_regex(r"[A-Za-z0-9_-]{0,10}(/[A-Za-z0-9_-]{0,10}){0,3}", fullmatch=True),
+)
 def test_other_short_links_and_pages_of_own_hosts_are_allowed(code, other, rest):
     assume(other != code)
     rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/l/{other}", OWN_HOSTS, code)
-    assume(rest != "l" and not rest.startswith("l/"))     # pages outside the visitor route
+    assume(rest != "l" and not rest.startswith("l/"))  # pages outside the visitor route
     rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS, code)

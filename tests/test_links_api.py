@@ -1,4 +1,5 @@
 """The five /links endpoints through the real app, rule by rule."""
+
 from __future__ import annotations
 
 import re
@@ -11,9 +12,25 @@ from litestar.testing import TestClient
 from tests.conftest import SHORT_HOST, bearer
 from tests.test_auth_and_me import error_of
 
-LINK_FIELDS = {"id", "shortCode", "shortUrl", "originalUrl", "platform", "title", "description",
-               "ogImage", "iosUrl", "androidUrl", "isActive", "isPasswordProtected", "expiresAt",
-               "clickCount", "source", "createdAt", "updatedAt"}
+LINK_FIELDS = {
+    "id",
+    "shortCode",
+    "shortUrl",
+    "originalUrl",
+    "platform",
+    "title",
+    "description",
+    "ogImage",
+    "iosUrl",
+    "androidUrl",
+    "isActive",
+    "isPasswordProtected",
+    "expiresAt",
+    "clickCount",
+    "source",
+    "createdAt",
+    "updatedAt",
+}
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
@@ -26,8 +43,13 @@ def create(client, auth, **body):
 
 
 def test_create_returns_201_with_every_field(client, auth):
-    response = create(client, auth, title="Example", iosUrl="https://apps.apple.com/app/id1",
-                      androidUrl="https://play.google.com/store/apps/details?id=x.y")
+    response = create(
+        client,
+        auth,
+        title="Example",
+        iosUrl="https://apps.apple.com/app/id1",
+        androidUrl="https://play.google.com/store/apps/details?id=x.y",
+    )
     assert response.status_code == 201
     link = response.json()["data"]
     assert set(link) == LINK_FIELDS
@@ -48,34 +70,37 @@ def test_platform_is_detected_and_cannot_be_set(client, auth):
     assert response.status_code == 400 and "platform" in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"originalUrl": "ftp://example.com/file"}, "originalUrl"),
-    ({"originalUrl": "javascript:alert(1)"}, "originalUrl"),
-    ({"originalUrl": "example.com"}, "originalUrl"),
-    ({"originalUrl": "https://"}, "originalUrl"),
-    ({"originalUrl": "https://exa mple.com/"}, "originalUrl"),
-    ({"originalUrl": "https://example.com/" + "a" * 2030}, "originalUrl"),
-    ({"originalUrl": ""}, "originalUrl"),
-    ({"originalUrl": 42}, "originalUrl"),
-    ({}, "originalUrl"),
-    ({"customCode": "ab"}, "customCode"),
-    ({"customCode": "a" * 33}, "customCode"),
-    ({"customCode": "has space"}, "customCode"),
-    ({"customCode": "ünï"}, "customCode"),
-    ({"customCode": "a/b"}, "customCode"),
-    ({"title": ""}, "title"),
-    ({"title": "t" * 201}, "title"),
-    ({"title": "   "}, "title"),
-    ({"password": "abc"}, "password"),
-    ({"password": "p" * 65}, "password"),
-    ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
-    ({"expiresAt": "tomorrow"}, "expiresAt"),
-    ({"expiresAt": "2099-01-01T00:00:00"}, "expiresAt"),
-    ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),   # the year 10000 in UTC
-    ({"iosUrl": "itms-apps://apps.apple.com/app/id1"}, "iosUrl"),
-    ({"androidUrl": "market://details?id=x"}, "androidUrl"),
-    ({"isActive": False}, "isActive"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"originalUrl": "ftp://example.com/file"}, "originalUrl"),
+        ({"originalUrl": "javascript:alert(1)"}, "originalUrl"),
+        ({"originalUrl": "example.com"}, "originalUrl"),
+        ({"originalUrl": "https://"}, "originalUrl"),
+        ({"originalUrl": "https://exa mple.com/"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/" + "a" * 2030}, "originalUrl"),
+        ({"originalUrl": ""}, "originalUrl"),
+        ({"originalUrl": 42}, "originalUrl"),
+        ({}, "originalUrl"),
+        ({"customCode": "ab"}, "customCode"),
+        ({"customCode": "a" * 33}, "customCode"),
+        ({"customCode": "has space"}, "customCode"),
+        ({"customCode": "ünï"}, "customCode"),
+        ({"customCode": "a/b"}, "customCode"),
+        ({"title": ""}, "title"),
+        ({"title": "t" * 201}, "title"),
+        ({"title": "   "}, "title"),
+        ({"password": "abc"}, "password"),
+        ({"password": "p" * 65}, "password"),
+        ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
+        ({"expiresAt": "tomorrow"}, "expiresAt"),
+        ({"expiresAt": "2099-01-01T00:00:00"}, "expiresAt"),
+        ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),  # the year 10000 in UTC
+        ({"iosUrl": "itms-apps://apps.apple.com/app/id1"}, "iosUrl"),
+        ({"androidUrl": "market://details?id=x"}, "androidUrl"),
+        ({"isActive": False}, "isActive"),
+    ],
+)
 def test_each_invalid_field_is_a_400_naming_the_field(client, auth, body, field):
     payload = {"originalUrl": "https://example.com", **body}
     if body == {}:
@@ -86,8 +111,7 @@ def test_each_invalid_field_is_a_400_naming_the_field(client, auth, body, field)
     assert field in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("word", ["api", "API", "docs", "healthz", "static", "Admin",
-                                  "login", "dashboard", "schema"])
+@pytest.mark.parametrize("word", ["api", "API", "docs", "healthz", "static", "Admin", "login", "dashboard", "schema"])
 def test_reserved_words_are_rejected(client, auth, word):
     response = create(client, auth, customCode=word)
     assert response.status_code == 400 and "reserved" in response.json()["error"]["message"]
@@ -96,6 +120,7 @@ def test_reserved_words_are_rejected(client, auth, word):
 
 def test_the_visitor_path_segment_can_never_be_a_code(client, auth):
     from shortlink.links.rules import RESERVED_CODES
+
     assert "l" in RESERVED_CODES
     response = create(client, auth, customCode="l")
     assert response.status_code == 400 and "customCode" in response.json()["error"]["message"]
@@ -158,9 +183,9 @@ def test_patch_transitions_of_the_state_table(client, auth):
     expiry = future(3)
     with_expiry = client.patch(url, headers=auth, json={"expiresAt": expiry}).json()["data"]
     assert with_expiry["expiresAt"] is not None and with_expiry["isActive"] is False
-    assert datetime.fromisoformat(with_expiry["expiresAt"].replace("Z", "+00:00")) == \
-        datetime.fromisoformat(expiry.replace("Z", "+00:00")).replace(microsecond=(
-            datetime.fromisoformat(expiry.replace("Z", "+00:00")).microsecond // 1000) * 1000)
+    assert datetime.fromisoformat(with_expiry["expiresAt"].replace("Z", "+00:00")) == datetime.fromisoformat(
+        expiry.replace("Z", "+00:00")
+    ).replace(microsecond=(datetime.fromisoformat(expiry.replace("Z", "+00:00")).microsecond // 1000) * 1000)
 
     no_expiry = client.patch(url, headers=auth, json={"expiresAt": None}).json()["data"]
     assert no_expiry["expiresAt"] is None
@@ -170,24 +195,27 @@ def test_patch_transitions_of_the_state_table(client, auth):
     assert active["updatedAt"] > no_expiry["updatedAt"]
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({}, "body"),
-    ({"originalUrl": "https://other.example"}, "originalUrl"),
-    ({"shortCode": "newcode"}, "shortCode"),
-    ({"platform": "YOUTUBE"}, "platform"),
-    ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
-    ({"title": ""}, "title"),
-    ({"title": None}, "title"),
-    ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),   # the year 10000 in UTC
-    ({"isActive": "no"}, "isActive"),
-    ({"isActive": "true"}, "isActive"),                            # JSON booleans only, no coercion
-    ({"isActive": "false"}, "isActive"),
-    ({"isActive": 1}, "isActive"),
-    ({"isActive": 0}, "isActive"),
-    ({"isActive": None}, "isActive"),
-    ({"title": 5}, "title"),
-    ({"password": "abc"}, "password"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "body"),
+        ({"originalUrl": "https://other.example"}, "originalUrl"),
+        ({"shortCode": "newcode"}, "shortCode"),
+        ({"platform": "YOUTUBE"}, "platform"),
+        ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
+        ({"title": ""}, "title"),
+        ({"title": None}, "title"),
+        ({"expiresAt": "9999-12-31T23:00:00-05:00"}, "expiresAt"),  # the year 10000 in UTC
+        ({"isActive": "no"}, "isActive"),
+        ({"isActive": "true"}, "isActive"),  # JSON booleans only, no coercion
+        ({"isActive": "false"}, "isActive"),
+        ({"isActive": 1}, "isActive"),
+        ({"isActive": 0}, "isActive"),
+        ({"isActive": None}, "isActive"),
+        ({"title": 5}, "title"),
+        ({"password": "abc"}, "password"),
+    ],
+)
 def test_patch_validation(client, auth, body, field):
     link = create(client, auth).json()["data"]
     response = client.patch(f"/api/v1/links/{link['id']}", headers=auth, json=body)
@@ -201,7 +229,9 @@ def test_delete_removes_link_clicks_and_code(client, auth, conn):
     conn.execute(
         "INSERT INTO clicks (link_id, account_id, ts, device, browser, os, country, referrer, campaign,"
         " user_agent, visitor_hash, is_bot) VALUES (?, ?, 0, 'desktop', 'Chrome', 'Linux', 'DE', 'direct',"
-        " 'none', 'ua', 'h', 0)", (link_row[0], link_row[1]))
+        " 'none', 'ua', 'h', 0)",
+        (link_row[0], link_row[1]),
+    )
     response = client.delete(f"/api/v1/links/{link['id']}", headers=auth)
     assert response.status_code == 200
     assert response.json() == {"data": {"id": link["id"], "deleted": True}}
@@ -211,8 +241,9 @@ def test_delete_removes_link_clicks_and_code(client, auth, conn):
 
 
 def make_links(client, auth, n):
-    return [create(client, auth, originalUrl=f"https://example.com/{i}", title=f"Item {i}").json()["data"]
-            for i in range(n)]
+    return [
+        create(client, auth, originalUrl=f"https://example.com/{i}", title=f"Item {i}").json()["data"] for i in range(n)
+    ]
 
 
 def test_list_newest_first_and_pagination_edges(client, auth):
@@ -237,14 +268,24 @@ def test_list_newest_first_and_pagination_edges(client, auth):
 
 def test_list_empty_account(client, auth):
     assert client.get("/api/v1/links", headers=auth).json() == {
-        "data": [], "pagination": {"page": 1, "limit": 20, "total": 0, "pages": 0}}
+        "data": [],
+        "pagination": {"page": 1, "limit": 20, "total": 0, "pages": 0},
+    }
 
 
-@pytest.mark.parametrize(("query", "param"), [
-    ("page=0", "page"), ("page=-1", "page"), ("page=abc", "page"),
-    ("limit=0", "limit"), ("limit=101", "limit"), ("limit=x", "limit"),
-    ("platform=MYSPACE", "platform"), ("isActive=maybe", "isActive"),
-])
+@pytest.mark.parametrize(
+    ("query", "param"),
+    [
+        ("page=0", "page"),
+        ("page=-1", "page"),
+        ("page=abc", "page"),
+        ("limit=0", "limit"),
+        ("limit=101", "limit"),
+        ("limit=x", "limit"),
+        ("platform=MYSPACE", "platform"),
+        ("isActive=maybe", "isActive"),
+    ],
+)
 def test_bad_list_parameters_are_400_naming_them(client, auth, query, param):
     response = client.get(f"/api/v1/links?{query}", headers=auth)
     assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
@@ -253,8 +294,9 @@ def test_bad_list_parameters_are_400_naming_them(client, auth, query, param):
 
 def test_list_filters(client, auth):
     yt = create(client, auth, originalUrl="https://youtu.be/dQw4w9WgXcQ", title="Music video").json()["data"]
-    shop = create(client, auth, originalUrl="https://www.amazon.de/dp/B000000000", title="50% OFF_sale",
-                  customCode="Shop_1").json()["data"]
+    shop = create(
+        client, auth, originalUrl="https://www.amazon.de/dp/B000000000", title="50% OFF_sale", customCode="Shop_1"
+    ).json()["data"]
     plain = create(client, auth, originalUrl="https://example.org/Blog", title="Blog").json()["data"]
     client.patch(f"/api/v1/links/{plain['id']}", headers=auth, json={"isActive": False})
 
@@ -265,10 +307,10 @@ def test_list_filters(client, auth):
     assert ids("search=example.ORG") == {plain["id"]}
     assert ids("search=shop_") == {shop["id"]}
     assert ids("search=50%25") == {shop["id"]}
-    assert ids("search=%25") == {shop["id"]}          # a literal %, not a wildcard
-    assert ids("search=_") == {shop["id"]}            # a literal _, not a wildcard
+    assert ids("search=%25") == {shop["id"]}  # a literal %, not a wildcard
+    assert ids("search=_") == {shop["id"]}  # a literal _, not a wildcard
     assert ids("shortCode=Shop_1") == {shop["id"]}
-    assert ids("shortCode=shop_1") == set()           # exact
+    assert ids("shortCode=shop_1") == set()  # exact
     assert ids("platform=YOUTUBE") == {yt["id"]}
     assert ids("platform=AMAZON") == {shop["id"]}
     assert ids("isActive=false") == {plain["id"]}
@@ -316,9 +358,9 @@ def test_search_index_follows_creates_patches_and_deletes(client, auth):
         response = client.get("/api/v1/links", params={"search": search}, headers=auth)
         return {link["id"] for link in response.json()["data"]}
 
-    assert ids('"hello"') == {first["id"]}               # quotes are literal text, not query syntax
-    assert ids("ÜNÏCODE") == {first["id"]}               # case-insensitive beyond ASCII too
-    assert ids("hello OR plain") == set()                 # no query operators
+    assert ids('"hello"') == {first["id"]}  # quotes are literal text, not query syntax
+    assert ids("ÜNÏCODE") == {first["id"]}  # case-insensitive beyond ASCII too
+    assert ids("hello OR plain") == set()  # no query operators
     assert ids("example.com/") == {first["id"], second["id"]}
     client.patch(f"/api/v1/links/{second['id']}", headers=auth, json={"title": "Renamed hello"})
     assert ids("hello") == {first["id"], second["id"]}
@@ -335,7 +377,7 @@ def test_search_with_control_characters_is_answered(client, auth):
 
 
 def test_an_expiry_past_the_year_9999_in_utc_is_a_400_and_the_last_hour_is_accepted(client, auth):
-    overflow = "9999-12-31T23:00:00-05:00"       # 10000-01-01T04:00:00Z: no datetime can hold it
+    overflow = "9999-12-31T23:00:00-05:00"  # 10000-01-01T04:00:00Z: no datetime can hold it
     response = create(client, auth, expiresAt=overflow)
     assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
     assert response.json()["error"]["message"].startswith("expiresAt:")
@@ -347,8 +389,7 @@ def test_an_expiry_past_the_year_9999_in_utc_is_a_400_and_the_last_hour_is_accep
     # The same wall-clock time in UTC (or east of it) is still in the year 9999: accepted.
     latest = create(client, auth, expiresAt="9999-12-31T23:00:00+00:00").json()["data"]
     assert latest["expiresAt"].startswith("9999-12-31T23:00:00")
-    eastern = client.patch(f"/api/v1/links/{link['id']}", headers=auth,
-                           json={"expiresAt": "9999-12-31T23:00:00+05:00"})
+    eastern = client.patch(f"/api/v1/links/{link['id']}", headers=auth, json={"expiresAt": "9999-12-31T23:00:00+05:00"})
     assert eastern.status_code == 200 and eastern.json()["data"]["expiresAt"].startswith("9999-12-31T18:00:00")
 
 
@@ -366,20 +407,20 @@ def test_patch_with_a_non_boolean_is_active_changes_nothing(client, auth):
 OWN_SHORT_LINKS = [
     "https://sho.rt/l/abc",
     "http://sho.rt/l/abc",
-    "https://sho.rt/l/abc/",                  # the router folds a trailing slash
-    "https://sho.rt//l/abc",                  # repeated slashes
-    "https://sho.rt/x/../l/abc",              # dot segments
+    "https://sho.rt/l/abc/",  # the router folds a trailing slash
+    "https://sho.rt//l/abc",  # repeated slashes
+    "https://sho.rt/x/../l/abc",  # dot segments
     "https://sho.rt/./l/abc",
-    "https://sho.rt/%6C/abc",                 # %-escaped "l"
-    "https://sho.rt/%2Fl/abc",                # %-escaped slash
-    "https://sho.rt/\\l/abc",                 # a backslash, read as "/" by browsers
-    "https://sho.rt./l/abc",                  # trailing dot on the host
-    "https://SHO.RT/l/abc",                   # host case
-    "https://www.sho.rt/l/abc",               # www. prefix
-    "https://sho.rt:443/l/abc",               # explicit port
-    "https://go.brand.example/l/abc",         # a [links] domains host
+    "https://sho.rt/%6C/abc",  # %-escaped "l"
+    "https://sho.rt/%2Fl/abc",  # %-escaped slash
+    "https://sho.rt/\\l/abc",  # a backslash, read as "/" by browsers
+    "https://sho.rt./l/abc",  # trailing dot on the host
+    "https://SHO.RT/l/abc",  # host case
+    "https://www.sho.rt/l/abc",  # www. prefix
+    "https://sho.rt:443/l/abc",  # explicit port
+    "https://go.brand.example/l/abc",  # a [links] domains host
     "https://GO.Brand.Example./l/abc",
-    "https://links.custom.example/l/abc",     # a connected custom domain
+    "https://links.custom.example/l/abc",  # a connected custom domain
     "https://www.links.custom.example/l/abc",
 ]
 # Other pages of the own hosts, other short links, or /l/ on someone else's host: accepted.
@@ -387,9 +428,9 @@ NOT_SHORT_LINKS = [
     ("https://sho.rt/", "SHORTLINK"),
     ("https://sho.rt/l", "SHORTLINK"),
     ("https://sho.rt/l/abd", "SHORTLINK"),
-    ("https://sho.rt/l/ABC", "SHORTLINK"),       # codes are case-sensitive: another link
+    ("https://sho.rt/l/ABC", "SHORTLINK"),  # codes are case-sensitive: another link
     ("https://sho.rt/about", "SHORTLINK"),
-    ("https://sho.rt/L/abc", "SHORTLINK"),       # paths are case-sensitive: /L/ is not the visitor route
+    ("https://sho.rt/L/abc", "SHORTLINK"),  # paths are case-sensitive: /L/ is not the visitor route
     ("https://sho.rt/lx/abc", "SHORTLINK"),
     ("https://sho.rt/about/l/abc", "SHORTLINK"),
     ("https://go.brand.example/pricing", "SHORTLINK"),
@@ -403,6 +444,7 @@ NOT_SHORT_LINKS = [
 def own_hosts_client(make_client, conn, new_key):
     """The app with a [links] domains host, and an account with a connected custom domain."""
     from shortlink import accounts
+
     client = make_client(links_domains=["go.brand.example"])
     auth = bearer(new_key("brand@example.com"))
     accounts.add_domain(conn, "brand@example.com", "links.custom.example")
@@ -472,9 +514,9 @@ def test_long_search_and_short_code_filters_are_answered_not_refused(client, aut
 
     assert listed(shortCode="a" * 65) == []
     assert listed(shortCode="a" * 1000) == []
-    assert listed(search=long_url) == [link["id"]]                 # 2040 characters
-    assert listed(search=long_url + "y" * 10) == []                # 2050: longer than any URL, no match
-    assert listed(search="é" * 1300) == []                         # 2600 characters, 7.8 KiB escaped
+    assert listed(search=long_url) == [link["id"]]  # 2040 characters
+    assert listed(search=long_url + "y" * 10) == []  # 2050: longer than any URL, no match
+    assert listed(search="é" * 1300) == []  # 2600 characters, 7.8 KiB escaped
     # The query string as a whole stays bounded.
     response = client.get("/api/v1/links", params={"search": "x" * 9000}, headers=auth)
     assert response.status_code == 400 and "query string" in response.json()["error"]["message"]

@@ -8,17 +8,20 @@ from shortlink.visits import passwords
 PROXIES = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("10.0.0.0/8")]
 
 
-@pytest.mark.parametrize(("peer", "forwarded", "trusted", "expected"), [
-    ("203.0.113.9", None, PROXIES, "203.0.113.9"),
-    ("203.0.113.9", "1.2.3.4", PROXIES, "203.0.113.9"),          # untrusted peer: header ignored
-    ("203.0.113.9", "1.2.3.4", [], "203.0.113.9"),               # no proxies configured
-    ("127.0.0.1", "198.51.100.7", PROXIES, "198.51.100.7"),
-    ("127.0.0.1", "6.6.6.6, 198.51.100.7", PROXIES, "198.51.100.7"),   # forged left part ignored
-    ("127.0.0.1", "198.51.100.7, 10.1.2.3", PROXIES, "198.51.100.7"),  # through two proxies
-    ("127.0.0.1", "garbage, 10.1.2.3", PROXIES, "10.1.2.3"),
-    ("127.0.0.1", "10.0.0.1, 10.0.0.2", PROXIES, "10.0.0.1"),
-    ("::1", "2001:db8::1", [ipaddress.ip_network("::1/128")], "2001:db8::1"),
-])
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "trusted", "expected"),
+    [
+        ("203.0.113.9", None, PROXIES, "203.0.113.9"),
+        ("203.0.113.9", "1.2.3.4", PROXIES, "203.0.113.9"),  # untrusted peer: header ignored
+        ("203.0.113.9", "1.2.3.4", [], "203.0.113.9"),  # no proxies configured
+        ("127.0.0.1", "198.51.100.7", PROXIES, "198.51.100.7"),
+        ("127.0.0.1", "6.6.6.6, 198.51.100.7", PROXIES, "198.51.100.7"),  # forged left part ignored
+        ("127.0.0.1", "198.51.100.7, 10.1.2.3", PROXIES, "198.51.100.7"),  # through two proxies
+        ("127.0.0.1", "garbage, 10.1.2.3", PROXIES, "10.1.2.3"),
+        ("127.0.0.1", "10.0.0.1, 10.0.0.2", PROXIES, "10.0.0.1"),
+        ("::1", "2001:db8::1", [ipaddress.ip_network("::1/128")], "2001:db8::1"),
+    ],
+)
 def test_client_ip(peer, forwarded, trusted, expected):
     assert client_ip(peer, forwarded, trusted) == expected
 
@@ -30,8 +33,7 @@ def test_password_cookie_is_bound_to_link_password_and_time():
     assert not passwords.cookie_is_valid(secret, "lnk_b", "hash1", value, now=1001)
     assert not passwords.cookie_is_valid(secret, "lnk_a", "hash2", value, now=1001)
     assert not passwords.cookie_is_valid(b"t" * 32, "lnk_a", "hash1", value, now=1001)
-    assert not passwords.cookie_is_valid(secret, "lnk_a", "hash1", value,
-                                         now=1000 + passwords.REMEMBER_SECONDS + 1)
+    assert not passwords.cookie_is_valid(secret, "lnk_a", "hash1", value, now=1000 + passwords.REMEMBER_SECONDS + 1)
     for forged in ["", "x", "9999999999.abc", value.replace(".", ".0"), None]:
         assert not passwords.cookie_is_valid(secret, "lnk_a", "hash1", forged, now=1001)
 

@@ -1,4 +1,5 @@
 """The access log of a real server: every line one JSON object, without personal data."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ def test_every_access_line_is_a_json_object_without_ip_or_query(tmp_path):
             ("DELETE", "/api/v1/links/lnk_unknown", 404),
         ]
         for method, path, status in sent:
-            headers = {"Authorization": f"Bearer {key}", "X-Forwarded-For": VISITOR_IP,
-                       "User-Agent": "Mozilla/5.0 (secret agent)"}
+            headers = {
+                "Authorization": f"Bearer {key}",
+                "X-Forwarded-For": VISITOR_IP,
+                "User-Agent": "Mozilla/5.0 (secret agent)",
+            }
             assert server.request(method, path, headers=headers)[0] == status, path
     finally:
         server.stop()

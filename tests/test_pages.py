@@ -1,4 +1,5 @@
 """The visitor pages: complete, self-contained, escaped, and allowed by their own CSP."""
+
 from __future__ import annotations
 
 import base64
@@ -12,18 +13,22 @@ import pytest
 from shortlink.visits import pages
 from shortlink.visits.appurls import Plan
 
-HOSTILE_TITLES = ["</script><script>alert(1)</script>", '"><img src=x onerror=alert(1)>',
-                  "<!-- x", "Tom & Jerry's <b>"]
+HOSTILE_TITLES = ["</script><script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "<!-- x", "Tom & Jerry's <b>"]
 VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 STORE = "https://apps.apple.com/app/id544007664"
 IOS_PLAN = Plan("ios", VIDEO, VIDEO, auto_url="youtube://www.youtube.com/watch?v=dQw4w9WgXcQ", fallback=STORE)
 STORE_PLAN = Plan("store", "https://example.com/", STORE, auto_url=STORE)
-IN_APP_PLAN = Plan("in_app", VIDEO, "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ",
-                   escape_url="x-safari-https://sho.rt/l/abc?iab=1")
-ANDROID_IN_APP_PLAN = Plan("in_app", VIDEO, "intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;"
-                           "package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fx.test;end",
-                           escape_url="intent://sho.rt/l/abc?iab=1#Intent;scheme=https;end",
-                           fallback="https://x.test")
+IN_APP_PLAN = Plan(
+    "in_app", VIDEO, "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ", escape_url="x-safari-https://sho.rt/l/abc?iab=1"
+)
+ANDROID_IN_APP_PLAN = Plan(
+    "in_app",
+    VIDEO,
+    "intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;scheme=https;"
+    "package=com.google.android.youtube;S.browser_fallback_url=https%3A%2F%2Fx.test;end",
+    escape_url="intent://sho.rt/l/abc?iab=1#Intent;scheme=https;end",
+    fallback="https://x.test",
+)
 VOID = {"meta", "input", "br", "img", "link"}
 
 
@@ -37,7 +42,7 @@ class Page(HTMLParser):
         self.scripts: list[tuple[dict, str]] = []
         self.styles: list[str] = []
         self.text: list[str] = []
-        self.anchors: list[tuple[str, str]] = []     # (href, label)
+        self.anchors: list[tuple[str, str]] = []  # (href, label)
         self._raw: tuple[str, dict] | None = None
         self.feed(document)
         self.close()
@@ -67,11 +72,14 @@ class Page(HTMLParser):
 
 def all_pages(title: str | None = "A title") -> dict[str, str]:
     return {
-        "not_found": pages.not_found_page(), "paused": pages.paused_page(),
-        "expired": pages.expired_page(), "password": pages.password_page(),
+        "not_found": pages.not_found_page(),
+        "paused": pages.paused_page(),
+        "expired": pages.expired_page(),
+        "password": pages.password_page(),
         "password_error": pages.password_page("Wrong <password>"),
         "too_many": pages.too_many_attempts_page(42),
-        "ios": pages.ios_page(IOS_PLAN, title), "store": pages.store_page(STORE_PLAN, title),
+        "ios": pages.ios_page(IOS_PLAN, title),
+        "store": pages.store_page(STORE_PLAN, title),
         "in_app": pages.in_app_page(IN_APP_PLAN, title),
         "android_in_app": pages.in_app_page(ANDROID_IN_APP_PLAN, title),
     }
@@ -89,9 +97,9 @@ def sha256(text: str) -> str:
 @pytest.mark.parametrize("name", list(all_pages()))
 def test_every_page_is_a_complete_self_contained_document(name):
     document = all_pages()[name]
-    assert document.startswith("<!doctype html><html lang=\"en\">") and document.endswith("</html>")
+    assert document.startswith('<!doctype html><html lang="en">') and document.endswith("</html>")
     page = Page(document)
-    assert page.stack == []                                  # every element closed
+    assert page.stack == []  # every element closed
     tags = [tag for tag, _ in page.tags]
     assert tags[:3] == ["html", "head", "meta"] and tags.count("title") == 1 and "body" in tags
     assert any(tag == "meta" and attrs.get("name") == "viewport" for tag, attrs in page.tags)
@@ -112,8 +120,12 @@ def test_headers_forbid_caching_indexing_framing_and_foreign_content():
     assert headers["Cache-Control"] == "no-store" and headers["X-Robots-Tag"] == "noindex"
     assert "User-Agent" in headers["Vary"]
     policy = headers["Content-Security-Policy"]
-    for directive in ("default-src 'none'", "form-action 'self' https: http: intent:", "base-uri 'none'",
-                      "frame-ancestors 'none'"):
+    for directive in (
+        "default-src 'none'",
+        "form-action 'self' https: http: intent:",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    ):
         assert directive in policy
     assert "unsafe-inline" not in csp_sources("script-src") and "Referrer-Policy" in headers
 
@@ -124,20 +136,22 @@ def test_hostile_titles_are_escaped(title):
         document = all_pages(title)[name]
         assert title not in document
         page = Page(document)
-        assert title in "".join(page.text)                   # shown as text, not markup
+        assert title in "".join(page.text)  # shown as text, not markup
         assert [tag for tag, _ in page.tags].count("script") == scripts
         assert not any(tag == "img" for tag, _ in page.tags)
 
 
 def test_hostile_urls_cannot_leave_the_json_block_or_an_attribute():
     hostile = 'https://example.com/</script><script>alert(1)</script>?a="b"&c=<d>'
-    document = pages.ios_page(Plan("ios", hostile, hostile, auto_url="youtube://x/</script>",
-                                   fallback=hostile), None)
+    document = pages.ios_page(Plan("ios", hostile, hostile, auto_url="youtube://x/</script>", fallback=hostile), None)
     page = Page(document)
     data_blocks = [source for attrs, source in page.scripts if attrs.get("type") == "application/json"]
     assert len(data_blocks) == 1 and "<" not in data_blocks[0] and "&" not in data_blocks[0]
-    assert json.loads(data_blocks[0]) == {"auto": "youtube://x/</script>", "fallback": hostile,
-                                          "delay": pages.FALLBACK_DELAY_MS}
+    assert json.loads(data_blocks[0]) == {
+        "auto": "youtube://x/</script>",
+        "fallback": hostile,
+        "delay": pages.FALLBACK_DELAY_MS,
+    }
     assert [href for href, _ in page.anchors] == [hostile, hostile]
     assert pages.script_json({"u": "</script>&"}) == '{"u": "\\u003c/script\\u003e\\u0026"}'
 
@@ -169,13 +183,15 @@ def test_store_page_opens_the_store_once_and_keeps_a_button():
 
 def test_in_app_page_offers_app_browser_and_continue():
     page = Page(pages.in_app_page(IN_APP_PLAN, None))
-    assert page.anchors == [(IN_APP_PLAN.app_url, "Open in app"),
-                            (IN_APP_PLAN.escape_url, "Open in browser"), (IN_APP_PLAN.location, "Continue")]
-    assert page.scripts == []               # iOS in-app pages never open anything by themselves
+    assert page.anchors == [
+        (IN_APP_PLAN.app_url, "Open in app"),
+        (IN_APP_PLAN.escape_url, "Open in browser"),
+        (IN_APP_PLAN.location, "Continue"),
+    ]
+    assert page.scripts == []  # iOS in-app pages never open anything by themselves
     without_escape = Page(pages.in_app_page(Plan("in_app", IN_APP_PLAN.location, IN_APP_PLAN.app_url), None))
     assert without_escape.anchors == [(IN_APP_PLAN.app_url, "Open in app"), (IN_APP_PLAN.location, "Continue")]
-    no_app = Page(pages.in_app_page(Plan("in_app", "https://example.com/",
-                                         escape_url=IN_APP_PLAN.escape_url), None))
+    no_app = Page(pages.in_app_page(Plan("in_app", "https://example.com/", escape_url=IN_APP_PLAN.escape_url), None))
     assert no_app.anchors == [(IN_APP_PLAN.escape_url, "Open in browser"), ("https://example.com/", "Continue")]
     assert "its app" not in "".join(no_app.text)
 
@@ -192,12 +208,12 @@ def test_android_in_app_page_arms_the_fallback_on_the_app_button_only():
 def test_password_page_posts_to_the_same_url_and_reveals_nothing():
     page = Page(pages.password_page("That password is not right <b>"))
     form = next(attrs for tag, attrs in page.tags if tag == "form")
-    assert form == {"method": "post"}                        # same URL, query (utm) included
+    assert form == {"method": "post"}  # same URL, query (utm) included
     field = next(attrs for tag, attrs in page.tags if tag == "input")
     assert field["name"] == "password" and field["type"] == "password"
     assert "That password is not right <b>" in page.text
     assert not any(tag == "b" for tag, _ in page.tags)
-    assert "role=\"alert\"" not in pages.password_page()
+    assert 'role="alert"' not in pages.password_page()
 
 
 def test_too_many_attempts_says_when_to_retry():

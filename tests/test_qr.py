@@ -1,4 +1,5 @@
 """GET /links/{id}/qr: codes that scan to the short URL, exact sizes, validation, caching."""
+
 from __future__ import annotations
 
 import io
@@ -48,15 +49,18 @@ def svg_to_image(svg: str) -> Image.Image:
     return image
 
 
-@pytest.mark.parametrize("params", [
-    {"size": 128},
-    {"size": 512},
-    {"size": 2048},
-    {"size": 333, "margin": 0},
-    {"size": 700, "margin": 16, "errorCorrection": "H"},
-    {"size": 256, "errorCorrection": "L", "color": "1a237e", "bgColor": "#fff8e1"},
-    {"size": 999, "errorCorrection": "Q", "color": "#036", "bgColor": "FE9"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"size": 128},
+        {"size": 512},
+        {"size": 2048},
+        {"size": 333, "margin": 0},
+        {"size": 700, "margin": 16, "errorCorrection": "H"},
+        {"size": 256, "errorCorrection": "L", "color": "1a237e", "bgColor": "#fff8e1"},
+        {"size": 999, "errorCorrection": "Q", "color": "#036", "bgColor": "FE9"},
+    ],
+)
 def test_png_scans_to_the_short_url_at_exactly_the_requested_size(client, auth, link, params):
     response = qr_get(client, auth, link["id"], format="png", **params)
     assert response.status_code == 200
@@ -82,11 +86,14 @@ def test_png_uses_the_requested_colours(client, auth, link):
     assert colours == {(0x1A, 0x23, 0x7E), (0xFF, 0xF8, 0xE1)}
 
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"size": 128, "margin": 0},
-    {"size": 2048, "margin": 16, "errorCorrection": "H", "color": "#303", "bgColor": "#eeeeee"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"size": 128, "margin": 0},
+        {"size": 2048, "margin": 16, "errorCorrection": "H", "color": "#303", "bgColor": "#eeeeee"},
+    ],
+)
 def test_svg_is_exactly_size_pixels_with_a_viewbox_in_modules_and_scans(client, auth, link, params):
     response = qr_get(client, auth, link["id"], **params)
     assert response.status_code == 200
@@ -114,32 +121,35 @@ def test_custom_domain_short_url_is_what_the_code_encodes(client, auth, link, co
     assert decode(Image.open(io.BytesIO(response.content))).text == short_url
 
 
-@pytest.mark.parametrize(("params", "named"), [
-    ({"format": "gif"}, "format"),
-    ({"format": ""}, "format"),
-    ({"size": 127}, "size"),
-    ({"size": 2049}, "size"),
-    ({"size": "big"}, "size"),
-    ({"size": "512.5"}, "size"),
-    ({"size": "512.0"}, "size"),     # integers only, written as digits only
-    ({"size": "1e3"}, "size"),
-    ({"size": "1E3"}, "size"),
-    ({"size": "+512"}, "size"),
-    ({"size": " 512"}, "size"),
-    ({"size": "0x200"}, "size"),
-    ({"size": "５１２"}, "size"),     # fullwidth digits, which int() would take
-    ({"size": ""}, "size"),
-    ({"margin": "4.0"}, "margin"),
-    ({"margin": "+4"}, "margin"),
-    ({"margin": -1}, "margin"),
-    ({"margin": 17}, "margin"),
-    ({"errorCorrection": "X"}, "errorCorrection"),
-    ({"color": "red"}, "color"),
-    ({"color": "#12345"}, "color"),
-    ({"bgColor": "#gggggg"}, "bgColor"),
-    ({"color": "#777", "bgColor": "#888"}, "color"),     # too little contrast to scan
-    ({"color": "#fff", "bgColor": "#000"}, "color"),     # inverted codes defeat many scanners
-])
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"format": "gif"}, "format"),
+        ({"format": ""}, "format"),
+        ({"size": 127}, "size"),
+        ({"size": 2049}, "size"),
+        ({"size": "big"}, "size"),
+        ({"size": "512.5"}, "size"),
+        ({"size": "512.0"}, "size"),  # integers only, written as digits only
+        ({"size": "1e3"}, "size"),
+        ({"size": "1E3"}, "size"),
+        ({"size": "+512"}, "size"),
+        ({"size": " 512"}, "size"),
+        ({"size": "0x200"}, "size"),
+        ({"size": "５１２"}, "size"),  # fullwidth digits, which int() would take
+        ({"size": ""}, "size"),
+        ({"margin": "4.0"}, "margin"),
+        ({"margin": "+4"}, "margin"),
+        ({"margin": -1}, "margin"),
+        ({"margin": 17}, "margin"),
+        ({"errorCorrection": "X"}, "errorCorrection"),
+        ({"color": "red"}, "color"),
+        ({"color": "#12345"}, "color"),
+        ({"bgColor": "#gggggg"}, "bgColor"),
+        ({"color": "#777", "bgColor": "#888"}, "color"),  # too little contrast to scan
+        ({"color": "#fff", "bgColor": "#000"}, "color"),  # inverted codes defeat many scanners
+    ],
+)
 def test_invalid_parameter_is_400_naming_it(client, auth, link, params, named):
     response = qr_get(client, auth, link["id"], **params)
     assert response.status_code == 400
@@ -179,13 +189,17 @@ def test_a_cached_image_is_replaced_once_a_custom_domain_changes_the_short_url(c
 
 
 def test_size_and_margin_accept_plain_digits(client, auth, link):
-    assert qr_get(client, auth, link["id"], size="0512").headers["etag"] == \
-        qr_get(client, auth, link["id"], size="512").headers["etag"]
+    assert (
+        qr_get(client, auth, link["id"], size="0512").headers["etag"]
+        == qr_get(client, auth, link["id"], size="512").headers["etag"]
+    )
 
 
 def test_etag_differs_between_options_and_is_stable_for_the_same(client, auth, link):
-    tags = {qr_get(client, auth, link["id"], **params).headers["etag"]
-            for params in ({}, {"format": "png"}, {"size": 600}, {"color": "#123"}, {"margin": 2})}
+    tags = {
+        qr_get(client, auth, link["id"], **params).headers["etag"]
+        for params in ({}, {"format": "png"}, {"size": 600}, {"color": "#123"}, {"margin": 2})
+    }
     assert len(tags) == 5
     assert qr_get(client, auth, link["id"]).headers["etag"] == qr_get(client, auth, link["id"]).headers["etag"]
 

@@ -1,4 +1,5 @@
 """The click recorder over a real database file: batching, overflow, draining, failures, privacy."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,11 +28,16 @@ def links(db_path) -> list[tuple[int, int]]:
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
     made = []
     for _ in range(2):
-        link = service.create_link(conn, service.Owner(account_id, "https://sho.rt"),
-                                   CreateLink(original_url="https://example.com/x", title="t"),
-                                   now=datetime.now(UTC), fetch_title=False)
-        made.append((conn.execute("SELECT id FROM links WHERE short_code = ?", (link.short_code,)).fetchone()[0],
-                     account_id))
+        link = service.create_link(
+            conn,
+            service.Owner(account_id, "https://sho.rt"),
+            CreateLink(original_url="https://example.com/x", title="t"),
+            now=datetime.now(UTC),
+            fetch_title=False,
+        )
+        made.append(
+            (conn.execute("SELECT id FROM links WHERE short_code = ?", (link.short_code,)).fetchone()[0], account_id)
+        )
     conn.close()
     return made
 
@@ -44,8 +50,9 @@ async def database(db_path):
 
 
 def click(link: tuple[int, int], ts: int | None = None, ip: str = "8.8.8.8", bot: bool = False) -> Click:
-    return Click(link[0], link[1], ts if ts is not None else int(time.time() * 1000), UA,
-                 "https://t.co/x", "news", ip, "", bot)
+    return Click(
+        link[0], link[1], ts if ts is not None else int(time.time() * 1000), UA, "https://t.co/x", "news", ip, "", bot
+    )
 
 
 def count(db_path, sql: str) -> int:
@@ -59,7 +66,7 @@ def count(db_path, sql: str) -> int:
 async def test_each_batch_is_one_transaction(database, db_path, links):
     recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
     recorder.record(click(links[0]))
-    await recorder.flush()          # today's visitor key is read once, then kept in memory
+    await recorder.flush()  # today's visitor key is read once, then kept in memory
     statements: list[str] = []
     await database.run(lambda conn: conn.set_trace_callback(statements.append))
     for number in range(250):
@@ -129,18 +136,18 @@ async def test_clicks_of_a_deleted_link_are_dropped_without_failing_the_batch(da
 async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links):
     recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=20))
     conn = connect(db_path)
-    conn.execute("ALTER TABLE clicks RENAME TO clicks_away")   # a real failure of the writer's INSERT
+    conn.execute("ALTER TABLE clicks RENAME TO clicks_away")  # a real failure of the writer's INSERT
     await recorder.start()
     for _ in range(5):
         recorder.record(click(links[0]))
     await asyncio.sleep(0.2)
-    assert (recorder.pending, recorder.written) == (5, 0)          # failed, kept, task still alive
+    assert (recorder.pending, recorder.written) == (5, 0)  # failed, kept, task still alive
     conn.execute("ALTER TABLE clicks_away RENAME TO clicks")
     conn.close()
     await written(recorder, 5)
     await recorder.stop()
     assert count(db_path, "SELECT count(*) FROM clicks") == 5
-    assert count(db_path, "SELECT click_count FROM links WHERE id = %d" % links[0][0]) == 5
+    assert count(db_path, f"SELECT click_count FROM links WHERE id = {links[0][0]}") == 5
 
 
 async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, links):
@@ -153,7 +160,7 @@ async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, lin
     ips = ["203.0.113.77", "2001:db8:1234::77", "198.51.100.201"]
     for ip in ips:
         recorder.record(click(links[0], ip=ip))
-        recorder.record(click(links[0], ts=int(now * 1000) - 30 * DAY_MS, ip=ip))   # an old day
+        recorder.record(click(links[0], ts=int(now * 1000) - 30 * DAY_MS, ip=ip))  # an old day
     await recorder.flush()
     await recorder.stop()
     database.close()
@@ -164,7 +171,7 @@ async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, lin
     conn = connect(db_path)
     kept = [row[0] for row in conn.execute("SELECT day FROM visitor_keys")]
     conn.close()
-    assert kept == [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")]   # today's only
+    assert kept == [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")]  # today's only
     assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
 
 
@@ -173,7 +180,7 @@ async def test_clicks_arriving_during_a_flush_are_written_exactly_once(database,
     # arriving meanwhile, as they do under load.
     recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
     recorder.record(click(links[0]))
-    await recorder.flush()          # today's visitor key is loaded: enrichment no longer awaits
+    await recorder.flush()  # today's visitor key is loaded: enrichment no longer awaits
     for _ in range(150):
         recorder.record(click(links[0]))
     arrivals = 0
@@ -207,9 +214,13 @@ async def test_clicks_queued_for_a_deleted_link_never_reach_the_next_link_create
     service.delete_link(conn, owner, deleted)
     other = accounts.create_key(conn, "other@example.com")
     other_account = accounts.account_for(conn, other.email)["id"]
-    created = service.create_link(conn, service.Owner(other_account, "https://sho.rt"),
-                                  CreateLink(original_url="https://example.com/new"),
-                                  now=datetime.now(UTC), fetch_title=False)
+    created = service.create_link(
+        conn,
+        service.Owner(other_account, "https://sho.rt"),
+        CreateLink(original_url="https://example.com/new"),
+        now=datetime.now(UTC),
+        fetch_title=False,
+    )
     new_id = conn.execute("SELECT id FROM links WHERE public_id = ?", (created.id,)).fetchone()[0]
     conn.close()
     assert new_id > links[1][0]

@@ -14,16 +14,26 @@ def test_migrations_create_every_table_on_an_empty_file(db_path):
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     conn.close()
     tables = set(sqlite_utils.Database(db_path).table_names())
-    assert {"accounts", "subscriptions", "api_keys", "links", "clicks", "domains",
-            "pending_fetches", "visitor_keys"} <= tables
+    assert {
+        "accounts",
+        "subscriptions",
+        "api_keys",
+        "links",
+        "clicks",
+        "domains",
+        "pending_fetches",
+        "visitor_keys",
+    } <= tables
 
 
 def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migrations(db_path):
     conn = connect(db_path)
     conn.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
-    conn.execute("INSERT INTO links (public_id, account_id, short_code, original_url, platform, title,"
-                 " created_at, updated_at) VALUES ('lnk_x', 1, 'old', 'https://example.com/kept', 'OTHER',"
-                 " 'Kept title', 'now', 'now')")
+    conn.execute(
+        "INSERT INTO links (public_id, account_id, short_code, original_url, platform, title,"
+        " created_at, updated_at) VALUES ('lnk_x', 1, 'old', 'https://example.com/kept', 'OTHER',"
+        " 'Kept title', 'now', 'now')"
+    )
     conn.close()
     # Pretend the file was made by a version that had only the first migration.
     raw = sqlite3.connect(db_path)
@@ -68,10 +78,13 @@ def _created_objects(sql: str) -> list[tuple[str, str]]:
 async def test_database_runs_functions_on_its_own_connection(db_path):
     db = Database(db_path)
     try:
+
         def insert_and_count(conn, email):
-            conn.execute("INSERT INTO accounts (public_id, email, created_at) VALUES (?, ?, 'now')",
-                         (f"usr_{email}", email))
+            conn.execute(
+                "INSERT INTO accounts (public_id, email, created_at) VALUES (?, ?, 'now')", (f"usr_{email}", email)
+            )
             return conn.execute("SELECT count(*) FROM accounts").fetchone()[0]
+
         assert await db.run(insert_and_count, "a@b.c") == 1
         assert await db.run(insert_and_count, "d@e.f") == 2
     finally:
@@ -88,9 +101,12 @@ async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_ove
         db = Database(path)
         if take_over:
             db.take_over_checkpoints()
-        for number in range(3000):   # ~12 MiB written, one commit each
-            await db.run(lambda conn, n=number: conn.execute(
-                "INSERT INTO settings (name, value) VALUES (?, ?)", (f"s{n}", "x" * 4000)))
+        for number in range(3000):  # ~12 MiB written, one commit each
+            await db.run(
+                lambda conn, n=number: conn.execute(
+                    "INSERT INTO settings (name, value) VALUES (?, ?)", (f"s{n}", "x" * 4000)
+                )
+            )
         db.close()
         sizes[take_over] = (tmp_path / f"take-over-{take_over}.db-wal").stat().st_size
         watcher.close()

@@ -1,4 +1,5 @@
 """A [storage] path that cannot be a database stops every command with one line naming it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -43,7 +44,7 @@ def test_connect_refuses_a_bad_path_with_a_configuration_error(tmp_path, kind):
         connect(path).close()
     message = str(caught.value)
     assert "[storage] path" in message and problem in message and "\n" not in message
-    assert (tmp_path / "notes.db").read_bytes() == NOT_SQLITE       # never overwritten or migrated
+    assert (tmp_path / "notes.db").read_bytes() == NOT_SQLITE  # never overwritten or migrated
     assert list((tmp_path / "a-directory").iterdir()) == []
 
 
@@ -58,8 +59,10 @@ def test_cli_commands_over_a_bad_path_fail_in_one_line(tmp_path, kind):
     path, problem = bad_paths(tmp_path)[kind]
     config = tmp_path / "shortlink.toml"
     config.write_text(f"[storage]\npath = {str(path)!r}\n")
-    for result in (run_cli("key", "create", "--email", "a@b.c", "--db", str(path), check=False),
-                   run_cli("key", "list", "--email", "a@b.c", "--config", str(config), check=False)):
+    for result in (
+        run_cli("key", "create", "--email", "a@b.c", "--db", str(path), check=False),
+        run_cli("key", "list", "--email", "a@b.c", "--config", str(config), check=False),
+    ):
         assert_one_line_naming_the_setting(result, path, problem)
     assert (tmp_path / "notes.db").read_bytes() == NOT_SQLITE
 
@@ -68,7 +71,12 @@ def test_cli_commands_over_a_bad_path_fail_in_one_line(tmp_path, kind):
 def test_serve_over_a_bad_path_exits_at_once_in_one_line(tmp_path, kind):
     path, problem = bad_paths(tmp_path)[kind]
     # It must stop before the server starts: a server that started would run until the timeout.
-    result = subprocess.run([sys.executable, "-m", "shortlink", "serve", "--port", "18731", "--db", str(path)],
-                            capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "shortlink", "serve", "--port", "18731", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
     assert_one_line_naming_the_setting(result, path, problem)
     assert "Uvicorn running" not in result.stderr and "Started server" not in result.stderr

@@ -1,5 +1,6 @@
 """Short codes with path tricks, encodings and look-alikes never reach another link;
 nothing from the request is reflected into pages or redirects."""
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -14,11 +15,24 @@ def abc(client, auth):
     return make_link(client, auth, customCode="abc", originalUrl="https://example.com/abc")
 
 
-@pytest.mark.parametrize("path", [
-    "/l/ABC", "/l/Abc", "/l/abc%20", "/l/%20abc", "/l/abc%00", "/l/abc.", "/l/ａｂｃ",   # fullwidth
-    "/l/аbс",  # Cyrillic а and с
-    "/l/abc%2F..", "/l/..%2Fabc", "/l/abc/x", "/l/ab%63%00", "/l/abc/..",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/l/ABC",
+        "/l/Abc",
+        "/l/abc%20",
+        "/l/%20abc",
+        "/l/abc%00",
+        "/l/abc.",
+        "/l/ａｂｃ",  # fullwidth
+        "/l/аbс",  # Cyrillic а and с
+        "/l/abc%2F..",
+        "/l/..%2Fabc",
+        "/l/abc/x",
+        "/l/ab%63%00",
+        "/l/abc/..",
+    ],
+)
 def test_tricks_never_resolve_to_the_link(client, abc, path):
     response = client.get(path, headers={"User-Agent": DESKTOP}, follow_redirects=False)
     assert response.status_code == 404, path
@@ -40,8 +54,7 @@ def test_the_only_redirect_target_is_the_links_own_destination(client, abc):
 
 def test_hostile_request_data_is_never_reflected(client, abc):
     hostile = '"><script>alert(1)</script>'
-    response = client.get("/l/" + "%22%3E%3Cscript%3E", headers={"User-Agent": hostile,
-                                                               "Referer": hostile})
+    response = client.get("/l/" + "%22%3E%3Cscript%3E", headers={"User-Agent": hostile, "Referer": hostile})
     assert response.status_code == 404 and "<script>alert" not in response.text
     response = visit(client, "abc", ua=hostile, query="utm_source=" + "%22%3E%3Cscript%3E")
     assert "<script>alert" not in response.text

@@ -1,4 +1,5 @@
 """GET/HEAD/POST /l/<code> through the real app: every response kind."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
-
 from litestar.testing import TestClient
 
 from shortlink import accounts
@@ -15,21 +15,32 @@ from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.test_pages import Page
 
-DESKTOP = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-           "Chrome/131.0.0.0 Safari/537.36")
-IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
-          "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1")
-ANDROID_CHROME = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-                  "Chrome/131.0.6778.81 Mobile Safari/537.36")
+DESKTOP = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+)
+IPHONE = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+)
+ANDROID_CHROME = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.6778.81 Mobile Safari/537.36"
+)
 ANDROID_FIREFOX = "Mozilla/5.0 (Android 14; Mobile; rv:132.0) Gecko/132.0 Firefox/132.0"
-INSTAGRAM_IOS = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
-                 "(KHTML, like Gecko) Mobile/15E148 Instagram 339.0.3.12.91 (iPhone14,5; iOS 17_5; "
-                 "en_US; en; scale=3.00; 1170x2532; 618947271)")
-SAMSUNG = ("Mozilla/5.0 (Linux; Android 12; SM-G991B) AppleWebKit/537.36 (KHTML, like Gecko) "
-           "SamsungBrowser/23.0 Chrome/115.0.0.0 Mobile Safari/537.36")
-FACEBOOK_ANDROID = ("Mozilla/5.0 (Linux; Android 14; Pixel 8 Build/AP2A.240905.003; wv) AppleWebKit/537.36 "
-                    "(KHTML, like Gecko) Version/4.0 Chrome/130.0.6723.83 Mobile Safari/537.36 "
-                    "[FB_IAB/FB4A;FBAV/488.0.0.62.79;IABMV/1;]")
+INSTAGRAM_IOS = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Mobile/15E148 Instagram 339.0.3.12.91 (iPhone14,5; iOS 17_5; "
+    "en_US; en; scale=3.00; 1170x2532; 618947271)"
+)
+SAMSUNG = (
+    "Mozilla/5.0 (Linux; Android 12; SM-G991B) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "SamsungBrowser/23.0 Chrome/115.0.0.0 Mobile Safari/537.36"
+)
+FACEBOOK_ANDROID = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8 Build/AP2A.240905.003; wv) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Version/4.0 Chrome/130.0.6723.83 Mobile Safari/537.36 "
+    "[FB_IAB/FB4A;FBAV/488.0.0.62.79;IABMV/1;]"
+)
 FACEBOOK_BOT = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 YOUTUBE = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 APP_STORE = "https://apps.apple.com/us/app/youtube/id544007664"
@@ -37,8 +48,7 @@ PLAY = "https://play.google.com/store/apps/details?id=com.google.android.youtube
 
 
 def make_link(client, auth, **body):
-    response = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/a?b=1#top",
-                                                                 **body})
+    response = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/a?b=1#top", **body})
     assert response.status_code == 201, response.text
     return response.json()["data"]
 
@@ -53,7 +63,7 @@ def services_of(client):
 
 
 def flush(client):
-    with client.portal() as portal:     # the running app's event loop
+    with client.portal() as portal:  # the running app's event loop
         portal.call(services_of(client).recorder.flush)
 
 
@@ -125,8 +135,11 @@ def test_iphone_gets_an_interstitial_offering_the_app_and_the_website(client, au
     # "Open in app" is the https universal link; "Continue to website" the website, not iosUrl,
     # which is where the page goes by itself when the app did not open.
     assert page.anchors == [(video, "Open in app"), (video, "Continue to website")]
-    assert page_data(page) == {"auto": "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=qr",
-                               "fallback": APP_STORE + "?utm_source=qr", "delay": 2500}
+    assert page_data(page) == {
+        "auto": "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=qr",
+        "fallback": APP_STORE + "?utm_source=qr",
+        "delay": 2500,
+    }
 
 
 def test_android_in_app_browser_page_through_the_app(client, auth, conn):
@@ -136,33 +149,51 @@ def test_android_in_app_browser_page_through_the_app(client, auth, conn):
     assert response.status_code == 200 and response.headers["content-type"] == "text/html; charset=utf-8"
     assert_visitor_headers(response)
     play = PLAY + "&utm_source=fb"
-    intent = ("intent://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=fb#Intent;scheme=https;"
-              "package=com.google.android.youtube;S.browser_fallback_url=" + quote(play, safe="") + ";end")
+    intent = (
+        "intent://www.youtube.com/watch?v=dQw4w9WgXcQ&utm_source=fb#Intent;scheme=https;"
+        "package=com.google.android.youtube;S.browser_fallback_url=" + quote(play, safe="") + ";end"
+    )
     assert Page(response.text).anchors == [
         (intent, "Open in app"),
         (f"intent://sho.rt/l/{code}?utm_source=fb&iab=1#Intent;scheme=https;end", "Open in browser"),
-        (YOUTUBE + "&utm_source=fb", "Continue")]
+        (YOUTUBE + "&utm_source=fb", "Continue"),
+    ]
     # Meta's webviews ignore the intent's fallback: the page goes there itself after a tap.
     assert page_data(Page(response.text)) == {"auto": None, "fallback": play, "delay": 1500}
     flush(client)
     assert len(clicks(conn)) == 1
 
 
-@pytest.mark.parametrize(("body", "iphone", "android", "samsung"), [
-    # OTHER: iosUrl/androidUrl are the phone destinations; an App Store one gets the store page.
-    ({"originalUrl": "https://example.com/app", "iosUrl": APP_STORE, "androidUrl": PLAY},
-     ("store", APP_STORE, "https://example.com/app"), PLAY, PLAY),
-    ({"originalUrl": "https://example.com/app", "iosUrl": "https://m.example.com/ios"},
-     "https://m.example.com/ios", "https://example.com/app", "https://example.com/app"),
-    ({"originalUrl": "https://example.com/app"},
-     "https://example.com/app", "https://example.com/app", "https://example.com/app"),
-    # APPSTORE: the store page on iPhones; Android goes to androidUrl, else the App Store's web page.
-    ({"originalUrl": APP_STORE, "androidUrl": PLAY}, ("store", APP_STORE, None), PLAY, PLAY),
-    ({"originalUrl": APP_STORE}, ("store", APP_STORE, None), APP_STORE, APP_STORE),
-    # PLAYSTORE: a plain https redirect on Android; iPhones go to iosUrl, else the Play web page.
-    ({"originalUrl": PLAY, "iosUrl": APP_STORE}, ("store", APP_STORE, PLAY), PLAY, PLAY),
-    ({"originalUrl": PLAY}, PLAY, PLAY, PLAY),
-])
+@pytest.mark.parametrize(
+    ("body", "iphone", "android", "samsung"),
+    [
+        # OTHER: iosUrl/androidUrl are the phone destinations; an App Store one gets the store page.
+        (
+            {"originalUrl": "https://example.com/app", "iosUrl": APP_STORE, "androidUrl": PLAY},
+            ("store", APP_STORE, "https://example.com/app"),
+            PLAY,
+            PLAY,
+        ),
+        (
+            {"originalUrl": "https://example.com/app", "iosUrl": "https://m.example.com/ios"},
+            "https://m.example.com/ios",
+            "https://example.com/app",
+            "https://example.com/app",
+        ),
+        (
+            {"originalUrl": "https://example.com/app"},
+            "https://example.com/app",
+            "https://example.com/app",
+            "https://example.com/app",
+        ),
+        # APPSTORE: the store page on iPhones; Android goes to androidUrl, else the App Store's web page.
+        ({"originalUrl": APP_STORE, "androidUrl": PLAY}, ("store", APP_STORE, None), PLAY, PLAY),
+        ({"originalUrl": APP_STORE}, ("store", APP_STORE, None), APP_STORE, APP_STORE),
+        # PLAYSTORE: a plain https redirect on Android; iPhones go to iosUrl, else the Play web page.
+        ({"originalUrl": PLAY, "iosUrl": APP_STORE}, ("store", APP_STORE, PLAY), PLAY, PLAY),
+        ({"originalUrl": PLAY}, PLAY, PLAY, PLAY),
+    ],
+)
 def test_store_and_other_links_on_phones(client, auth, conn, body, iphone, android, samsung):
     code = make_link(client, auth, **body)["shortCode"]
     response = visit(client, code, ua=IPHONE)
@@ -170,8 +201,9 @@ def test_store_and_other_links_on_phones(client, auth, conn, body, iphone, andro
         _, store, website = iphone
         assert response.status_code == 200 and "location" not in response.headers
         page = Page(response.text)
-        assert page.anchors == [(store, "Open in the App Store")] + \
-            ([(website, "Continue to website")] if website else [])
+        assert page.anchors == [(store, "Open in the App Store")] + (
+            [(website, "Continue to website")] if website else []
+        )
         assert page_data(page) == {"auto": store, "fallback": None, "delay": 2500}
     else:
         assert response.status_code == 302 and response.headers["location"] == iphone
@@ -181,15 +213,17 @@ def test_store_and_other_links_on_phones(client, auth, conn, body, iphone, andro
     response = visit(client, code)
     assert response.status_code == 302 and response.headers["location"] == body["originalUrl"]
     flush(client)
-    assert len(clicks(conn)) == 4      # the store page counts like a redirect
+    assert len(clicks(conn)) == 4  # the store page counts like a redirect
 
 
 def test_in_app_browsers_are_offered_the_system_browser_for_a_website(client, auth):
     link = make_link(client, auth, originalUrl="https://example.com/a")
     code = link["shortCode"]
     page = Page(visit(client, code, ua=INSTAGRAM_IOS, query="x=a|b").text)
-    assert page.anchors == [(f"x-safari-https://sho.rt/l/{code}?x=a%7Cb&iab=1", "Open in browser"),
-                            ("https://example.com/a", "Continue")]
+    assert page.anchors == [
+        (f"x-safari-https://sho.rt/l/{code}?x=a%7Cb&iab=1", "Open in browser"),
+        ("https://example.com/a", "Continue"),
+    ]
     back = visit(client, code, ua=INSTAGRAM_IOS, query="x=a|b&iab=1")
     assert back.status_code == 302 and back.headers["location"] == "https://example.com/a"
 
@@ -197,10 +231,11 @@ def test_in_app_browsers_are_offered_the_system_browser_for_a_website(client, au
 def test_instagram_424_and_later_escape_through_extbrowser(client, auth):
     code = make_link(client, auth, originalUrl=YOUTUBE)["shortCode"]
     new_instagram = INSTAGRAM_IOS.replace("Instagram 339.0.3.12.91", "Instagram 445.0.0.36.70")
-    anchors = dict((label, href) for href, label in Page(visit(client, code, ua=new_instagram,
-                                                               query="utm_source=a|b").text).anchors)
+    page = Page(visit(client, code, ua=new_instagram, query="utm_source=a|b").text)
+    anchors = {label: href for href, label in page.anchors}
     assert anchors["Open in browser"] == "instagram://extbrowser/?url=" + quote(
-        f"https://sho.rt/l/{code}?utm_source=a%7Cb&iab=1", safe="")
+        f"https://sho.rt/l/{code}?utm_source=a%7Cb&iab=1", safe=""
+    )
 
 
 def test_in_app_browser_gets_an_escape_to_the_real_browser(client, auth):
@@ -210,7 +245,9 @@ def test_in_app_browser_gets_an_escape_to_the_real_browser(client, auth):
     assert response.status_code == 200
     assert Page(response.text).anchors == [
         ("youtube://www.youtube.com/watch?v=dQw4w9WgXcQ", "Open in app"),
-        (f"x-safari-https://sho.rt/l/{code}?iab=1", "Open in browser"), (YOUTUBE, "Continue")]
+        (f"x-safari-https://sho.rt/l/{code}?iab=1", "Open in browser"),
+        (YOUTUBE, "Continue"),
+    ]
     # Coming back through the escape link: no escape offered again.
     again = visit(client, code, ua=INSTAGRAM_IOS, query="iab=1")
     assert "x-safari-https://" not in again.text
@@ -264,7 +301,7 @@ def test_unknown_code_is_a_404_page(client):
 def test_paused_expired_and_deleted_links(client, auth, conn):
     link = make_link(client, auth)
     code = link["shortCode"]
-    assert visit(client, code).status_code == 302            # now cached
+    assert visit(client, code).status_code == 302  # now cached
     client.patch(f"/api/v1/links/{link['id']}", headers=auth, json={"isActive": False})
     paused = visit(client, code)
     assert paused.status_code == 404 and "example.com" not in paused.text
@@ -272,8 +309,9 @@ def test_paused_expired_and_deleted_links(client, auth, conn):
     assert visit(client, code).status_code == 302
     # Expired: make the expiry pass by writing it directly (the API only takes future times).
     soon = datetime.now(UTC) + timedelta(seconds=1)
-    client.patch(f"/api/v1/links/{link['id']}", headers=auth,
-                 json={"expiresAt": soon.isoformat().replace("+00:00", "Z")})
+    client.patch(
+        f"/api/v1/links/{link['id']}", headers=auth, json={"expiresAt": soon.isoformat().replace("+00:00", "Z")}
+    )
     time.sleep(1.1)
     expired = visit(client, code)
     assert expired.status_code == 410 and "expired" in expired.text.lower()
@@ -304,14 +342,19 @@ def test_password_flow(make_client, new_key, conn):
     form = visit(client, code, query="utm_source=qr")
     assert form.status_code == 200 and "<form" in form.text and "password" in form.text
     assert "youtube" not in form.text.lower() and "dQw4w9WgXcQ" not in form.text
-    assert visit(client, code, ua=FACEBOOK_BOT).status_code == 200   # bots never get past it
+    assert visit(client, code, ua=FACEBOOK_BOT).status_code == 200  # bots never get past it
 
-    wrong = client.post(f"/l/{code}?utm_source=qr", data={"password": "guess"},
-                        headers={"User-Agent": DESKTOP}, follow_redirects=False)
+    wrong = client.post(
+        f"/l/{code}?utm_source=qr", data={"password": "guess"}, headers={"User-Agent": DESKTOP}, follow_redirects=False
+    )
     assert wrong.status_code == 403 and "<form" in wrong.text and "dQw4w9WgXcQ" not in wrong.text
 
-    right = client.post(f"/l/{code}?utm_source=qr", data={"password": "open sesame"},
-                        headers={"User-Agent": DESKTOP}, follow_redirects=False)
+    right = client.post(
+        f"/l/{code}?utm_source=qr",
+        data={"password": "open sesame"},
+        headers={"User-Agent": DESKTOP},
+        follow_redirects=False,
+    )
     assert right.status_code == 303
     assert right.headers["location"].startswith("https://www.youtube.com/watch?v=dQw4w9WgXcQ")
     assert "utm_source=qr" in right.headers["location"]
@@ -327,11 +370,15 @@ def test_password_flow(make_client, new_key, conn):
     assert visit(client, code).status_code == 200
 
     # Attempts are limited per visitor and link: 3 a minute here, and two (wrong, right) were used.
-    codes = [client.post(f"/l/{code}", data={"password": "nope"}, headers={"User-Agent": DESKTOP},
-                         follow_redirects=False).status_code for _ in range(3)]
+    codes = [
+        client.post(
+            f"/l/{code}", data={"password": "nope"}, headers={"User-Agent": DESKTOP}, follow_redirects=False
+        ).status_code
+        for _ in range(3)
+    ]
     assert codes == [403, 429, 429]
     flush(client)
-    assert len(clicks(conn)) == 2          # the successful entry and the remembered visit; no form page
+    assert len(clicks(conn)) == 2  # the successful entry and the remembered visit; no form page
 
 
 def test_custom_domain(client, auth, conn, new_key):
@@ -343,23 +390,27 @@ def test_custom_domain(client, auth, conn, new_key):
         time.sleep(0.1)
     assert visit(client, mine["shortCode"], host="go.example.com").status_code == 302
     assert visit(client, other["shortCode"], host="go.example.com").status_code == 404
-    assert visit(client, mine["shortCode"]).status_code == 302   # still on the default host
+    assert visit(client, mine["shortCode"]).status_code == 302  # still on the default host
     api = client.get(f"/api/v1/links/{mine['id']}", headers=auth).json()["data"]
     assert api["shortUrl"] == f"https://go.example.com/l/{mine['shortCode']}"
-    assert client.get(f"/api/v1/links/{other['id']}", headers=bearer(new_key("other@example.com"))) \
-        .json()["data"]["shortUrl"] == f"{SHORT_HOST}/l/{other['shortCode']}"
+    assert (
+        client.get(f"/api/v1/links/{other['id']}", headers=bearer(new_key("other@example.com"))).json()["data"][
+            "shortUrl"
+        ]
+        == f"{SHORT_HOST}/l/{other['shortCode']}"
+    )
 
 
 def test_graceful_stop_writes_every_queued_click(make_config, new_key, db_path):
-    client = TestClient(app=create_app(make_config(clicks_flush_interval_ms=60_000,
-                                                   clicks_batch_size=100_000)))
+    client = TestClient(app=create_app(make_config(clicks_flush_interval_ms=60_000, clicks_batch_size=100_000)))
     client.__enter__()
     auth = bearer(new_key())
     link = make_link(client, auth)
     for _ in range(50):
         assert visit(client, link["shortCode"]).status_code == 302
-    client.__exit__(None, None, None)   # lifespan shutdown: drains the queue
+    client.__exit__(None, None, None)  # lifespan shutdown: drains the queue
     import sqlite3
+
     count = sqlite3.connect(db_path).execute("SELECT count(*) FROM clicks").fetchone()[0]
     assert count == 50
 
@@ -394,9 +445,16 @@ RESPONSE_KINDS = {
     "android in-app page": ({"originalUrl": YOUTUBE}, None, FACEBOOK_ANDROID, 200, "Open in browser", True),
     "password form": ({"password": "open sesame"}, None, IPHONE, 200, "Password required", False),
     "not found": (None, None, DESKTOP, 404, "Link not found", False),
-    "paused": ({}, lambda client, auth, conn, link: client.patch(
-        f"/api/v1/links/{link['id']}", headers=auth, json={"isActive": False}),
-        DESKTOP, 404, "Link unavailable", False),
+    "paused": (
+        {},
+        lambda client, auth, conn, link: client.patch(
+            f"/api/v1/links/{link['id']}", headers=auth, json={"isActive": False}
+        ),
+        DESKTOP,
+        404,
+        "Link unavailable",
+        False,
+    ),
     "expired": ({}, lambda client, auth, conn, link: _expire(conn, link), DESKTOP, 410, "Link expired", False),
 }
 
@@ -421,25 +479,28 @@ def test_head_answers_exactly_like_get_without_a_body_and_is_never_counted(clien
     else:
         assert text in get.text and get.headers["content-type"] == "text/html; charset=utf-8"
     flush(client)
-    assert len(clicks(conn)) == (1 if counted else 0)     # the GET's click only
+    assert len(clicks(conn)) == (1 if counted else 0)  # the GET's click only
 
 
 def test_bots_never_get_past_a_password_form(make_client, new_key, conn):
     client = make_client(limits_password_attempts_per_minute=2)
-    client.base_url = "https://testserver.local"     # the cookie is Secure
+    client.base_url = "https://testserver.local"  # the cookie is Secure
     auth = bearer(new_key())
     code = make_link(client, auth, password="open sesame", originalUrl=YOUTUBE)["shortCode"]
     # The right password from a previewer: the form again, no cookie, nothing revealed or counted.
     for _ in range(5):
-        posted = client.post(f"/l/{code}", data={"password": "open sesame"},
-                             headers={"User-Agent": FACEBOOK_BOT}, follow_redirects=False)
+        posted = client.post(
+            f"/l/{code}", data={"password": "open sesame"}, headers={"User-Agent": FACEBOOK_BOT}, follow_redirects=False
+        )
         assert posted.status_code == 200 and "<form" in posted.text
         assert "set-cookie" not in posted.headers and "dQw4w9WgXcQ" not in posted.text
     # Those posts spent none of the attempts of a person at the same address (2 a minute here).
-    wrong = client.post(f"/l/{code}", data={"password": "guess"}, headers={"User-Agent": DESKTOP},
-                        follow_redirects=False)
-    right = client.post(f"/l/{code}", data={"password": "open sesame"}, headers={"User-Agent": DESKTOP},
-                        follow_redirects=False)
+    wrong = client.post(
+        f"/l/{code}", data={"password": "guess"}, headers={"User-Agent": DESKTOP}, follow_redirects=False
+    )
+    right = client.post(
+        f"/l/{code}", data={"password": "open sesame"}, headers={"User-Agent": DESKTOP}, follow_redirects=False
+    )
     assert (wrong.status_code, right.status_code) == (403, 303)
     # With the remembered-password cookie a person goes on; a previewer still gets the form.
     assert visit(client, code).status_code == 302
@@ -448,7 +509,7 @@ def test_bots_never_get_past_a_password_form(make_client, new_key, conn):
         assert bot.status_code == 200 and "location" not in bot.headers
     assert "<form" in visit(client, code, ua=FACEBOOK_BOT).text
     flush(client)
-    assert [row["is_bot"] for row in clicks(conn)] == [0, 0]   # the person's entry and visit
+    assert [row["is_bot"] for row in clicks(conn)] == [0, 0]  # the person's entry and visit
 
 
 def test_a_link_to_its_own_short_url_redirects_to_itself_without_failing(client, auth, conn):
@@ -458,8 +519,7 @@ def test_a_link_to_its_own_short_url_redirects_to_itself_without_failing(client,
         link = make_link(client, auth, **({"password": password} if password else {}))
         code = link["shortCode"]
         own = f"{SHORT_HOST}/l/{code}"
-        conn.execute("UPDATE links SET original_url = ?, platform = 'SHORTLINK' WHERE public_id = ?",
-                     (own, link["id"]))
+        conn.execute("UPDATE links SET original_url = ?, platform = 'SHORTLINK' WHERE public_id = ?", (own, link["id"]))
         for ua in (DESKTOP, IPHONE, ANDROID_CHROME, SAMSUNG, INSTAGRAM_IOS, FACEBOOK_ANDROID, FACEBOOK_BOT):
             for method in ("GET", "HEAD"):
                 response = visit(client, code, ua=ua, method=method)
@@ -467,6 +527,7 @@ def test_a_link_to_its_own_short_url_redirects_to_itself_without_failing(client,
                     assert response.status_code == 200 and "<form" in visit(client, code, ua=ua).text
                 else:
                     assert response.status_code == 302 and response.headers["location"] == own, ua
-        posted = client.post(f"/l/{code}", data={"password": password or ""},
-                             headers={"User-Agent": DESKTOP}, follow_redirects=False)
+        posted = client.post(
+            f"/l/{code}", data={"password": password or ""}, headers={"User-Agent": DESKTOP}, follow_redirects=False
+        )
         assert posted.status_code == 303 and posted.headers["location"] == own

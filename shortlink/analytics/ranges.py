@@ -12,6 +12,7 @@
   lie between 1970-01-01 and 9999-12-31 (UTC).
 - A reversed or longer range, or a bad value, is a ValidationError naming the parameter.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,15 +26,17 @@ MAX_DAYS = 366
 DAY_MS = 86_400_000
 # [0-9], not \d: Python's \d and int() also take other scripts' digits.
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
-                        r"(Z|[+-][0-9]{2}:[0-9]{2})?")
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})?"
+)
 _DAYS = re.compile(r"[0-9]{1,3}")
 _FORMS = "YYYY-MM-DD or an ISO 8601 date-time such as 2026-11-03T14:30:00Z"
 
 
 class Range(NamedTuple):
-    start_ms: int     # first millisecond included
-    end_ms: int       # last millisecond included
+    start_ms: int  # first millisecond included
+    end_ms: int  # last millisecond included
 
 
 def to_ms(moment: datetime) -> int:
@@ -54,7 +57,7 @@ def _moment(name: str, text: str, end_of_day: bool) -> int:
         ms = day + DAY_MS - 1 if end_of_day else day
     elif _DATE_TIME.fullmatch(text):
         try:
-            moment = datetime.fromisoformat(text)     # keeps microseconds, ignores further digits
+            moment = datetime.fromisoformat(text)  # keeps microseconds, ignores further digits
         except ValueError:
             raise ValidationError(name, f"{text!r} is not a valid date-time") from None
         ms = to_ms(moment if moment.tzinfo else moment.replace(tzinfo=UTC))

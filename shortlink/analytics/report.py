@@ -16,6 +16,7 @@ computation over raw clicks alone. Figures (human clicks only):
 - topUrls: the TOP_URLS links with the most clicks in the range (links without
   clicks in the range are not listed), ties broken by short code.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -40,8 +41,14 @@ TOP_LINK_PROBES = 200
 RECENT_CLICKS = 20
 
 # Breakdown field name and label field name per dimension, in DIMENSIONS order.
-BREAKDOWN_LABELS = {"device": "device", "browser": "browser", "os": "os", "country": "country",
-                    "referrer": "referrer", "campaign": "source"}
+BREAKDOWN_LABELS = {
+    "device": "device",
+    "browser": "browser",
+    "os": "os",
+    "country": "country",
+    "referrer": "referrer",
+    "campaign": "source",
+}
 
 
 class RangeOut(msgspec.Struct, rename={"start": "from", "end": "to"}):
@@ -85,8 +92,14 @@ class CampaignItem(msgspec.Struct):
     percentage: float
 
 
-ITEM_TYPES = {"device": DeviceItem, "browser": BrowserItem, "os": OsItem, "country": CountryItem,
-              "referrer": ReferrerItem, "campaign": CampaignItem}
+ITEM_TYPES = {
+    "device": DeviceItem,
+    "browser": BrowserItem,
+    "os": OsItem,
+    "country": CountryItem,
+    "referrer": ReferrerItem,
+    "campaign": CampaignItem,
+}
 
 
 class DayClicks(msgspec.Struct):
@@ -131,6 +144,7 @@ class TopUrl(msgspec.Struct, rename="camel"):
 
 class AnalyticsFigures(msgspec.Struct, rename="camel", kw_only=True):
     """The figures both analytics responses share."""
+
     range: RangeOut
     total_clicks: int
     clicks_today: int
@@ -212,12 +226,11 @@ class _Split:
 class _Period:
     """The range figures shared by both endpoints."""
 
-    def __init__(self, conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range,
-                 rollups: bool = True):
+    def __init__(self, conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range, rollups: bool = True):
         split = _Split(span, (lambda a, b: store.has_clicks(conn, scope, owner, a, b)) if rollups else None)
         self.whole = whole = split.whole_days
         self.by_day: Counter = Counter()
-        self.link_clicks: Counter = Counter()   # raw parts only; see _clicks_of_top_links
+        self.link_clicks: Counter = Counter()  # raw parts only; see _clicks_of_top_links
         self.values = {name: Counter() for name in DIMENSIONS}
         self.unique_visitors = 0
         if whole is not None:
@@ -239,42 +252,59 @@ class _Period:
                 else:
                     self.values[kind][value] += clicks
         self.clicks = sum(self.by_day.values())
-        self.series = [DayClicks(day_text(number), self.by_day[day_text(number)])
-                       for number in range(span.start_ms // DAY_MS, span.end_ms // DAY_MS + 1)]
+        self.series = [
+            DayClicks(day_text(number), self.by_day[day_text(number)])
+            for number in range(span.start_ms // DAY_MS, span.end_ms // DAY_MS + 1)
+        ]
 
     def breakdown(self, name: str) -> list:
         item, label = ITEM_TYPES[name], BREAKDOWN_LABELS[name]
-        top = sorted((entry for entry in self.values[name].items() if entry[1] > 0),
-                     key=lambda entry: (-entry[1], entry[0]))[:TOP_VALUES]
-        return [item(**{label: value, "clicks": clicks, "percentage": percentage(clicks, self.clicks)})
-                for value, clicks in top]
+        top = sorted(
+            (entry for entry in self.values[name].items() if entry[1] > 0), key=lambda entry: (-entry[1], entry[0])
+        )[:TOP_VALUES]
+        return [
+            item(**{label: value, "clicks": clicks, "percentage": percentage(clicks, self.clicks)})
+            for value, clicks in top
+        ]
 
 
 def percentage(clicks: int, total: int) -> float:
     return round(100 * clicks / total, 2) if total else 0.0
 
 
-def _fixed_windows(conn: sqlite3.Connection, scope: store.Scope, owner: int, now: datetime,
-                   rollups: bool) -> tuple[int, ...]:
+def _fixed_windows(
+    conn: sqlite3.Connection, scope: store.Scope, owner: int, now: datetime, rollups: bool
+) -> tuple[int, ...]:
     """All time, today, this week (from Monday) and this month, each from 00:00 UTC."""
     today = now.astimezone(UTC).date()
     starts = (None, today, today - timedelta(days=today.weekday()), today.replace(day=1))
     if rollups:
-        return tuple(store.clicks_since(conn, scope, owner, start.isoformat() if start else "")
-                     for start in starts)
-    return tuple(store.raw_clicks_since(conn, scope, owner, (start - EPOCH_DAY).days * DAY_MS if start else 0)
-                 for start in starts)
+        return tuple(store.clicks_since(conn, scope, owner, start.isoformat() if start else "") for start in starts)
+    return tuple(
+        store.raw_clicks_since(conn, scope, owner, (start - EPOCH_DAY).days * DAY_MS if start else 0)
+        for start in starts
+    )
 
 
 def _recent(conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range) -> list[RecentClick]:
-    return [RecentClick(id=f"clk_{row['id']}", short_code=row["short_code"], device=row["device"],
-                        browser=row["browser"], os=row["os"], country=row["country"],
-                        user_agent=row["user_agent"], created_at=iso_ms(row["ts"]))
-            for row in store.recent_clicks(conn, scope, owner, span.start_ms, span.end_ms, RECENT_CLICKS)]
+    return [
+        RecentClick(
+            id=f"clk_{row['id']}",
+            short_code=row["short_code"],
+            device=row["device"],
+            browser=row["browser"],
+            os=row["os"],
+            country=row["country"],
+            user_agent=row["user_agent"],
+            created_at=iso_ms(row["ts"]),
+        )
+        for row in store.recent_clicks(conn, scope, owner, span.start_ms, span.end_ms, RECENT_CLICKS)
+    ]
 
 
-def link_analytics(conn: sqlite3.Connection, account_id: int, public_id: str, span: Range,
-                   now: datetime, rollups: bool = True) -> LinkAnalytics:
+def link_analytics(
+    conn: sqlite3.Connection, account_id: int, public_id: str, span: Range, now: datetime, rollups: bool = True
+) -> LinkAnalytics:
     with store.snapshot(conn):
         link = link_store.link_of_account(conn, account_id, public_id)
         if link is None:
@@ -283,20 +313,34 @@ def link_analytics(conn: sqlite3.Connection, account_id: int, public_id: str, sp
         total, today, week, month = _fixed_windows(conn, store.LINK, owner, now, rollups)
         period = _Period(conn, store.LINK, owner, span, rollups)
         current_hour = to_ms(now) // HOUR_MS
-        hourly = dict(store.hourly_clicks(conn, store.LINK, owner, (current_hour - 23) * HOUR_MS,
-                                          (current_hour + 1) * HOUR_MS - 1))
+        hourly = dict(
+            store.hourly_clicks(
+                conn, store.LINK, owner, (current_hour - 23) * HOUR_MS, (current_hour + 1) * HOUR_MS - 1
+            )
+        )
         return LinkAnalytics(
-            url=UrlSummary(id=link["public_id"], short_code=link["short_code"],
-                           original_url=link["original_url"], title=link["title"] or "",
-                           platform=link["platform"], is_active=bool(link["is_active"]),
-                           created_at=link["created_at"]),
+            url=UrlSummary(
+                id=link["public_id"],
+                short_code=link["short_code"],
+                original_url=link["original_url"],
+                title=link["title"] or "",
+                platform=link["platform"],
+                is_active=bool(link["is_active"]),
+                created_at=link["created_at"],
+            ),
             range=RangeOut(iso_ms(span.start_ms), iso_ms(span.end_ms)),
-            total_clicks=total, clicks_today=today, clicks_this_week=week, clicks_this_month=month,
-            clicks_in_period=period.clicks, unique_visitors=period.unique_visitors,
+            total_clicks=total,
+            clicks_today=today,
+            clicks_this_week=week,
+            clicks_this_month=month,
+            clicks_in_period=period.clicks,
+            unique_visitors=period.unique_visitors,
             **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
             clicks_by_day=period.series,
-            clicks_by_hour=[HourClicks(iso_ms(hour * HOUR_MS), hourly.get(hour, 0))
-                            for hour in range(current_hour - 23, current_hour + 1)],
+            clicks_by_hour=[
+                HourClicks(iso_ms(hour * HOUR_MS), hourly.get(hour, 0))
+                for hour in range(current_hour - 23, current_hour + 1)
+            ],
             recent_clicks=_recent(conn, store.LINK, owner, span),
         )
 
@@ -322,7 +366,7 @@ def _clicks_of_top_links(conn: sqlite3.Connection, account_id: int, period: _Per
             break
         exact[link_id] = store.link_clicks_between(conn, link_id, *period.whole) + period.link_clicks[link_id]
     else:
-        return exact            # every link of the account was tried
+        return exact  # every link of the account was tried
     totals = Counter(dict(store.link_totals(conn, account_id, *period.whole)))
     totals.update(period.link_clicks)
     return totals
@@ -335,14 +379,23 @@ def _top_urls(conn: sqlite3.Connection, link_clicks: Counter) -> list[TopUrl]:
     # Every link tied with the last place is a candidate: ties are broken by short code.
     threshold = ranked[min(TOP_URLS, len(ranked)) - 1]
     links = store.links_by_id(conn, [link_id for link_id, clicks in link_clicks.items() if clicks >= threshold])
-    urls = [TopUrl(id=row["public_id"], short_code=row["short_code"], original_url=row["original_url"],
-                   title=row["title"] or "", clicks=link_clicks[link_id], created_at=row["created_at"])
-            for link_id, row in links.items()]
+    urls = [
+        TopUrl(
+            id=row["public_id"],
+            short_code=row["short_code"],
+            original_url=row["original_url"],
+            title=row["title"] or "",
+            clicks=link_clicks[link_id],
+            created_at=row["created_at"],
+        )
+        for link_id, row in links.items()
+    ]
     return sorted(urls, key=lambda url: (-url.clicks, url.short_code))[:TOP_URLS]
 
 
-def account_analytics(conn: sqlite3.Connection, account_id: int, span: Range,
-                      now: datetime, rollups: bool = True) -> AccountAnalytics:
+def account_analytics(
+    conn: sqlite3.Connection, account_id: int, span: Range, now: datetime, rollups: bool = True
+) -> AccountAnalytics:
     with store.snapshot(conn):
         total, today, week, month = _fixed_windows(conn, store.ACCOUNT, account_id, now, rollups)
         period = _Period(conn, store.ACCOUNT, account_id, span, rollups)
@@ -350,9 +403,16 @@ def account_analytics(conn: sqlite3.Connection, account_id: int, span: Range,
         top_urls = _top_urls(conn, _clicks_of_top_links(conn, account_id, period))
         return AccountAnalytics(
             range=RangeOut(iso_ms(span.start_ms), iso_ms(span.end_ms)),
-            total_clicks=total, clicks_today=today, clicks_this_week=week, clicks_this_month=month,
-            clicks_in_period=period.clicks, unique_visitors=period.unique_visitors,
+            total_clicks=total,
+            clicks_today=today,
+            clicks_this_week=week,
+            clicks_this_month=month,
+            clicks_in_period=period.clicks,
+            unique_visitors=period.unique_visitors,
             **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
-            clicks_by_day=period.series, recent_clicks=_recent(conn, store.ACCOUNT, account_id, span),
-            total_urls=urls, active_urls=active, top_urls=top_urls,
+            clicks_by_day=period.series,
+            recent_clicks=_recent(conn, store.ACCOUNT, account_id, span),
+            total_urls=urls,
+            active_urls=active,
+            top_urls=top_urls,
         )

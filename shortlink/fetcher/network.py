@@ -6,6 +6,7 @@ the checked address itself: the request URL carries the IP, the Host header and
 TLS server name carry the original host. A DNS answer that changes between the
 check and the connection therefore cannot redirect the fetch.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -51,7 +52,7 @@ def is_public_address(address: IPAddress) -> bool:
     refused explicitly; CGNAT (100.64/10) is not global.
     """
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:      # the connection goes out over IPv4
+        if address.ipv4_mapped is not None:  # the connection goes out over IPv4
             return is_public_address(address.ipv4_mapped)
         embedded = address.sixtofour
         if embedded is None and address.teredo:
@@ -63,8 +64,12 @@ def is_public_address(address: IPAddress) -> bool:
         if address.is_site_local:
             return False
     return address.is_global and not (
-        address.is_multicast or address.is_private or address.is_loopback
-        or address.is_link_local or address.is_reserved or address.is_unspecified
+        address.is_multicast
+        or address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_reserved
+        or address.is_unspecified
     )
 
 
@@ -94,6 +99,7 @@ def address_key(address: IPAddress) -> IPAddress:
 class OwnService:
     """This service's own hosts (host_name) and the addresses they resolve to (address_key):
     never fetched. A port of None stands for any port (a host given without one)."""
+
     hosts: frozenset[tuple[str, int | None]] = frozenset()
     addresses: frozenset[tuple[IPAddress, int | None]] = frozenset()
 
@@ -106,13 +112,12 @@ class OwnService:
 
 
 def own_host_entries(entries: Iterable[str]) -> frozenset[tuple[str, int | None]]:
-    """"host[:port]" entries (IPv6 in brackets) as (host_name, port or None)."""
+    """ "host[:port]" entries (IPv6 in brackets) as (host_name, port or None)."""
     parsed = (urlsplit(f"//{entry}") for entry in entries)
     return frozenset((host_name(parts.hostname or ""), parts.port) for parts in parsed)
 
 
-async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnService,
-                          resolve: Resolver) -> IPAddress:
+async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnService, resolve: Resolver) -> IPAddress:
     """Resolve `host`; every address must pass the policy and not be the service's own.
     Returns the one to connect to."""
     try:
@@ -123,24 +128,31 @@ async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnS
         raise FetchError(f"cannot resolve {host}")
     for address in addresses:
         if not policy(address, port):
-            raise FetchError(f"refused: {host} resolves to the non-public address {address}",
-                             permanent=True)
+            raise FetchError(f"refused: {host} resolves to the non-public address {address}", permanent=True)
         if own.has_address(address, port):
-            raise FetchError(f"refused: {host} resolves to {address}, an address of this service itself",
-                             permanent=True)
+            raise FetchError(
+                f"refused: {host} resolves to {address}, an address of this service itself", permanent=True
+            )
     return addresses[0]
 
 
 @dataclass(frozen=True)
 class FetchedPage:
-    url: str               # after redirects
-    content_type: str      # the Content-Type header, parameters included
-    body: bytes            # at most MAX_BODY_BYTES
+    url: str  # after redirects
+    content_type: str  # the Content-Type header, parameters included
+    body: bytes  # at most MAX_BODY_BYTES
 
 
-async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPolicy,
-                     user_agent: str, own: OwnService = OwnService(),
-                     resolve: Resolver = system_resolver, max_bytes: int = MAX_BODY_BYTES) -> FetchedPage:
+async def fetch_html(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    policy: AddressPolicy,
+    user_agent: str,
+    own: OwnService = OwnService(),
+    resolve: Resolver = system_resolver,
+    max_bytes: int = MAX_BODY_BYTES,
+) -> FetchedPage:
     """GET an HTML page, following at most MAX_REDIRECTS redirects, each one checked.
 
     Hosts and addresses of `own` are never fetched. The client must not follow
@@ -159,13 +171,16 @@ async def fetch_html(client: httpx.AsyncClient, url: str, *, policy: AddressPoli
         if own.has_host(host, port):
             raise FetchError(f"refused: {host} is this service itself", permanent=True)
         address = await checked_address(host, port, policy, own, resolve)
-        pinned = httpx.URL(scheme=target.scheme, host=str(address), port=target.port,
-                           raw_path=target.raw_path)
+        pinned = httpx.URL(scheme=target.scheme, host=str(address), port=target.port, raw_path=target.raw_path)
         request = client.build_request(
-            "GET", pinned,
-            headers={"Host": target.netloc.decode("ascii"), "User-Agent": user_agent,
-                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
-                     "Accept-Encoding": "gzip, deflate"},
+            "GET",
+            pinned,
+            headers={
+                "Host": target.netloc.decode("ascii"),
+                "User-Agent": user_agent,
+                "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+                "Accept-Encoding": "gzip, deflate",
+            },
             extensions={"sni_hostname": host} if target.scheme == "https" else {},
         )
         try:
@@ -208,7 +223,7 @@ async def _read_page(response: httpx.Response, url: str, max_bytes: int) -> Fetc
         async for chunk in response.aiter_raw():
             body += decoder.decompress(chunk, max_bytes - len(body)) if decoder else chunk
             if len(body) >= max_bytes:
-                break      # stop reading; closing the response drops the rest
+                break  # stop reading; closing the response drops the rest
     except httpx.HTTPError as exc:
         raise FetchError(f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
     return FetchedPage(url=url, content_type=content_type, body=bytes(body[:max_bytes]))

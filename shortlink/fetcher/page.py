@@ -1,4 +1,5 @@
 """Reading a page's title, description and preview image from its HTML (stdlib parser only)."""
+
 from __future__ import annotations
 
 import codecs
@@ -9,10 +10,10 @@ from email.message import Message
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
-MAX_TITLE_CHARS = 200          # the API's title limit
-MAX_DESCRIPTION_CHARS = 500    # enough for any preview card; longer text is cut
-MAX_IMAGE_URL_CHARS = 2048     # the API's URL limit
-CHARSET_PRESCAN_BYTES = 4096   # where a <meta charset> must appear to count
+MAX_TITLE_CHARS = 200  # the API's title limit
+MAX_DESCRIPTION_CHARS = 500  # enough for any preview card; longer text is cut
+MAX_IMAGE_URL_CHARS = 2048  # the API's URL limit
+CHARSET_PRESCAN_BYTES = 4096  # where a <meta charset> must appear to count
 
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
@@ -31,10 +32,11 @@ def parse_preview(body: bytes, content_type: str, page_url: str) -> Preview:
     parser.close()
     meta = parser.meta
     return Preview(
-        title=(clean_text(meta.get("og:title"), MAX_TITLE_CHARS)
-               or clean_text(parser.title, MAX_TITLE_CHARS)),
-        description=(clean_text(meta.get("og:description"), MAX_DESCRIPTION_CHARS)
-                     or clean_text(meta.get("description"), MAX_DESCRIPTION_CHARS)),
+        title=(clean_text(meta.get("og:title"), MAX_TITLE_CHARS) or clean_text(parser.title, MAX_TITLE_CHARS)),
+        description=(
+            clean_text(meta.get("og:description"), MAX_DESCRIPTION_CHARS)
+            or clean_text(meta.get("description"), MAX_DESCRIPTION_CHARS)
+        ),
         og_image=absolute_http_url(meta.get("og:image"), urljoin(page_url, parser.base_href or "")),
     )
 
@@ -42,16 +44,19 @@ def parse_preview(body: bytes, content_type: str, page_url: str) -> Preview:
 def decode_html(body: bytes, content_type: str) -> str:
     """Charset from a BOM, then the Content-Type header, then <meta charset> /
     http-equiv; else UTF-8, falling back to windows-1252 for bytes that are not UTF-8."""
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
-                          (codecs.BOM_UTF16_BE, "utf-16-be")):
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le"),
+        (codecs.BOM_UTF16_BE, "utf-16-be"),
+    ):
         if body.startswith(bom):
-            return body[len(bom):].decode(encoding, errors="replace")
+            return body[len(bom) :].decode(encoding, errors="replace")
     encoding = _known_encoding(_header_charset(content_type))
     if encoding is None:
         found = _META_CHARSET.search(body[:CHARSET_PRESCAN_BYTES])
         encoding = _known_encoding(found.group(1).decode("ascii") if found else None)
         if encoding is not None and encoding.startswith("utf-16"):
-            encoding = "utf-8"   # a page that reads its own meta as ASCII is not UTF-16
+            encoding = "utf-8"  # a page that reads its own meta as ASCII is not UTF-16
     if encoding is not None:
         return body.decode(encoding, errors="replace")
     try:
@@ -60,7 +65,7 @@ def decode_html(body: bytes, content_type: str) -> str:
         # A page cut at the byte limit may end inside a character: that alone is not a reason
         # to switch encodings.
         if exc.start >= len(body) - 3 and exc.reason == "unexpected end of data":
-            return body[:exc.start].decode("utf-8")
+            return body[: exc.start].decode("utf-8")
         return body.decode("windows-1252", errors="replace")
 
 
@@ -107,7 +112,7 @@ class _PreviewParser(HTMLParser):
     """Collects the first <title> (outside inline SVG), <base href> and the first of each meta tag."""
 
     def __init__(self):
-        super().__init__(convert_charrefs=True)   # entities decoded in text and attributes
+        super().__init__(convert_charrefs=True)  # entities decoded in text and attributes
         self.title: str | None = None
         self.base_href: str | None = None
         self.meta: dict[str, str] = {}
@@ -125,7 +130,7 @@ class _PreviewParser(HTMLParser):
             self._meta(dict(attrs))
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag != "svg":     # <svg/> opens nothing
+        if tag != "svg":  # <svg/> opens nothing
             self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag: str) -> None:
@@ -141,7 +146,7 @@ class _PreviewParser(HTMLParser):
 
     def close(self) -> None:
         super().close()
-        if self._title_parts is not None:      # a page cut short inside <title>
+        if self._title_parts is not None:  # a page cut short inside <title>
             self.title = "".join(self._title_parts)
             self._title_parts = None
 

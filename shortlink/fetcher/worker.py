@@ -5,6 +5,7 @@ them. A fixed number run at once; each has a total time limit; failures are
 retried with exponential backoff up to `max_attempts`, then given up with the
 reason logged (the title stays empty).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,10 +35,10 @@ from shortlink.storage import fetches as store
 log = logging.getLogger("shortlink.fetcher")
 
 USER_AGENT = "shortlink-preview/1.0 (+link preview fetcher of a self-hosted shortlink service)"
-RETRY_BASE_SECONDS = 30.0      # 30 s, 60 s, 120 s, ... between attempts
-IDLE_POLL_SECONDS = 10.0       # also picks up rows written by another process
+RETRY_BASE_SECONDS = 30.0  # 30 s, 60 s, 120 s, ... between attempts
+IDLE_POLL_SECONDS = 10.0  # also picks up rows written by another process
 STOP_GRACE_SECONDS = 1.0
-LEASE_MARGIN_SECONDS = 60.0    # a claimed row is handed out again only this long after its timeout
+LEASE_MARGIN_SECONDS = 60.0  # a claimed row is handed out again only this long after its timeout
 # The service's own hosts are resolved again after this long: DNS changes are picked up
 # soon, without a lookup per fetch.
 OWN_ADDRESSES_SECONDS = 60.0
@@ -48,11 +49,16 @@ def _now_ms() -> int:
 
 
 class TitleFetcher:
-    def __init__(self, db: Database, config: FetcherConfig, *,
-                 on_saved: Callable[[str], None] | None = None,
-                 own_hosts: Callable[[], Collection[str]] = tuple,
-                 resolver: Resolver = system_resolver,
-                 retry_base_seconds: float = RETRY_BASE_SECONDS):
+    def __init__(
+        self,
+        db: Database,
+        config: FetcherConfig,
+        *,
+        on_saved: Callable[[str], None] | None = None,
+        own_hosts: Callable[[], Collection[str]] = tuple,
+        resolver: Resolver = system_resolver,
+        retry_base_seconds: float = RETRY_BASE_SECONDS,
+    ):
         """`on_saved(short_code)` runs after a link got its preview (to drop cached copies);
         `own_hosts()` gives this service's own hosts ("host[:port]", or a bare host for
         any port), never fetched, nor the addresses they resolve to; asked per fetch,
@@ -61,8 +67,8 @@ class TitleFetcher:
         self._on_saved = on_saved
         self._own_hosts = own_hosts
         self._resolve = resolver
-        self._own_addresses: dict[str, tuple[float, frozenset[IPAddress]]] = {}   # host -> (until, addresses)
-        self._own_lock = asyncio.Lock()      # fetches starting together resolve the own hosts once
+        self._own_addresses: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # host -> (until, addresses)
+        self._own_lock = asyncio.Lock()  # fetches starting together resolve the own hosts once
         self._policy = address_policy(config.allow_private_addresses)
         self._retry_base_seconds = retry_base_seconds
         self._wake = asyncio.Event()
@@ -75,8 +81,8 @@ class TitleFetcher:
         if not self.config.enabled:
             return
         self._client = httpx.AsyncClient(
-            follow_redirects=False,     # redirects are followed by fetch_html, each one checked
-            trust_env=False,            # a proxy would resolve names itself, past the check
+            follow_redirects=False,  # redirects are followed by fetch_html, each one checked
+            trust_env=False,  # a proxy would resolve names itself, past the check
             timeout=self.config.timeout_seconds,
             # Connections are made to IP addresses: never reuse one for another host name
             # (and its TLS server name) that happens to share the address.
@@ -137,25 +143,31 @@ class TitleFetcher:
         if not task.cancelled() and task.exception() is not None:
             # Its row stays claimed and is retried once the lease runs out.
             log.error("title fetch for link %s failed to save", fetch.public_id, exc_info=task.exception())
-        self._wake.set()      # a slot is free
+        self._wake.set()  # a slot is free
 
     async def _fetch(self, fetch: store.DueFetch) -> None:
         try:
             async with asyncio.timeout(self.config.timeout_seconds):
-                page = await fetch_html(self._client, fetch.url, policy=self._policy, user_agent=USER_AGENT,
-                                        own=await self._own_service(), resolve=self._resolve)
+                page = await fetch_html(
+                    self._client,
+                    fetch.url,
+                    policy=self._policy,
+                    user_agent=USER_AGENT,
+                    own=await self._own_service(),
+                    resolve=self._resolve,
+                )
             preview = parse_preview(page.body, page.content_type, page.url)
         except (FetchError, TimeoutError) as exc:
-            reason = str(exc) if isinstance(exc, FetchError) else (
-                f"timed out after {self.config.timeout_seconds:g} s")
+            reason = str(exc) if isinstance(exc, FetchError) else (f"timed out after {self.config.timeout_seconds:g} s")
             await self._failed(fetch, reason, permanent=getattr(exc, "permanent", False))
             return
         except Exception as exc:  # a bug or an odd page must not end the worker or retry forever
             log.exception("title fetch for link %s crashed", fetch.public_id)
             await self._failed(fetch, f"{type(exc).__name__}: {exc}", permanent=True)
             return
-        code = await self.db.run(store.save_preview, fetch.link_id, preview.title, preview.description,
-                                 preview.og_image)
+        code = await self.db.run(
+            store.save_preview, fetch.link_id, preview.title, preview.description, preview.og_image
+        )
         if code is not None and self._on_saved is not None:
             self._on_saved(code)
 
@@ -165,29 +177,28 @@ class TitleFetcher:
         hosts = own_host_entries(self._own_hosts())
         async with self._own_lock:
             now = time.monotonic()
-            fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}    # only hosts still ours
+            fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # only hosts still ours
             for name in {name for name, _ in hosts}:
                 until, addresses = self._own_addresses.get(name, (0.0, frozenset()))
                 if until <= now:
                     try:
                         addresses = frozenset(map(address_key, await self._resolve(name, 0)))
-                    except (OSError, ValueError):    # a name that doesn't resolve has no address to refuse
+                    except (OSError, ValueError):  # a name that doesn't resolve has no address to refuse
                         addresses = frozenset()
                     until = now + OWN_ADDRESSES_SECONDS
                 fresh[name] = (until, addresses)
             self._own_addresses = fresh
-        return OwnService(hosts, frozenset((address, port) for name, port in hosts
-                                           for address in fresh[name][1]))
+        return OwnService(hosts, frozenset((address, port) for name, port in hosts for address in fresh[name][1]))
 
     async def _failed(self, fetch: store.DueFetch, reason: str, *, permanent: bool) -> None:
-        delay = self._retry_base_seconds * 2 ** fetch.attempts
+        delay = self._retry_base_seconds * 2**fetch.attempts
         retry_at = None if permanent else _now_ms() + int(delay * 1000)
-        made = await self.db.run(store.record_failure, fetch.link_id, reason, retry_at_ms=retry_at,
-                                 max_attempts=self.config.max_attempts)
+        made = await self.db.run(
+            store.record_failure, fetch.link_id, reason, retry_at_ms=retry_at, max_attempts=self.config.max_attempts
+        )
         if made is None:
-            return        # the link was deleted meanwhile
+            return  # the link was deleted meanwhile
         if permanent or made >= self.config.max_attempts:
-            log.warning("title fetch for link %s given up after %d attempt(s): %s",
-                        fetch.public_id, made, reason)
+            log.warning("title fetch for link %s given up after %d attempt(s): %s", fetch.public_id, made, reason)
         else:
             log.info("title fetch for link %s failed, retrying in %.0f s: %s", fetch.public_id, delay, reason)

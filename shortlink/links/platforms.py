@@ -1,4 +1,5 @@
 """The Platform of a link, detected once from its destination at creation."""
+
 from __future__ import annotations
 
 import enum
@@ -26,23 +27,42 @@ class Platform(str, enum.Enum):
 # host equal to one of these, or a subdomain of the ones in _WITH_SUBDOMAINS,
 # matches: "youtube.com.evil.io" ends in ".evil.io" and is OTHER.
 _HOSTS: dict[str, Platform] = {
-    "youtube.com": Platform.YOUTUBE, "youtu.be": Platform.YOUTUBE,
+    "youtube.com": Platform.YOUTUBE,
+    "youtu.be": Platform.YOUTUBE,
     "youtube-nocookie.com": Platform.YOUTUBE,
-    "instagram.com": Platform.INSTAGRAM, "instagr.am": Platform.INSTAGRAM,
-    "twitter.com": Platform.TWITTER, "x.com": Platform.TWITTER, "t.co": Platform.TWITTER,
-    "facebook.com": Platform.FACEBOOK, "fb.com": Platform.FACEBOOK, "fb.watch": Platform.FACEBOOK,
+    "instagram.com": Platform.INSTAGRAM,
+    "instagr.am": Platform.INSTAGRAM,
+    "twitter.com": Platform.TWITTER,
+    "x.com": Platform.TWITTER,
+    "t.co": Platform.TWITTER,
+    "facebook.com": Platform.FACEBOOK,
+    "fb.com": Platform.FACEBOOK,
+    "fb.watch": Platform.FACEBOOK,
     "fb.me": Platform.FACEBOOK,
-    "linkedin.com": Platform.LINKEDIN, "lnkd.in": Platform.LINKEDIN,
-    "reddit.com": Platform.REDDIT, "redd.it": Platform.REDDIT,
-    "open.spotify.com": Platform.SPOTIFY, "spotify.link": Platform.SPOTIFY,
-    "amzn.to": Platform.AMAZON, "amzn.eu": Platform.AMAZON, "a.co": Platform.AMAZON,
-    "apps.apple.com": Platform.APPSTORE, "itunes.apple.com": Platform.APPSTORE,
+    "linkedin.com": Platform.LINKEDIN,
+    "lnkd.in": Platform.LINKEDIN,
+    "reddit.com": Platform.REDDIT,
+    "redd.it": Platform.REDDIT,
+    "open.spotify.com": Platform.SPOTIFY,
+    "spotify.link": Platform.SPOTIFY,
+    "amzn.to": Platform.AMAZON,
+    "amzn.eu": Platform.AMAZON,
+    "a.co": Platform.AMAZON,
+    "apps.apple.com": Platform.APPSTORE,
+    "itunes.apple.com": Platform.APPSTORE,
     "play.google.com": Platform.PLAYSTORE,
 }
 # Platforms whose every subdomain is the same service (m.youtube.com, music.youtube.com,
 # m.facebook.com, old.reddit.com, uk.linkedin.com, mobile.twitter.com, ...).
-_WITH_SUBDOMAINS = ("youtube.com", "facebook.com", "instagram.com", "twitter.com", "x.com",
-                    "linkedin.com", "reddit.com")
+_WITH_SUBDOMAINS = (
+    "youtube.com",
+    "facebook.com",
+    "instagram.com",
+    "twitter.com",
+    "x.com",
+    "linkedin.com",
+    "reddit.com",
+)
 _TOP_LEVEL = re.compile(r"[a-z]{2,63}")
 _COUNTRY = re.compile(r"[a-z]{2}")
 _PORT = re.compile(r"[0-9]{0,5}")  # "host:" (an empty port) is allowed in URLs and Host
@@ -65,7 +85,7 @@ def host_name(host: str) -> str:
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
-            pass          # not a valid IDN: compared as written, it matches no real host
+            pass  # not a valid IDN: compared as written, it matches no real host
     return host.rstrip(".")
 
 
@@ -88,8 +108,12 @@ def _is_amazon(host: str) -> bool:
     labels = host.split(".")
     if len(labels) >= 2 and labels[-2] == "amazon" and _TOP_LEVEL.fullmatch(labels[-1]):
         return True
-    return (len(labels) >= 3 and labels[-3] == "amazon" and labels[-2] in ("co", "com")
-            and _COUNTRY.fullmatch(labels[-1]) is not None)
+    return (
+        len(labels) >= 3
+        and labels[-3] == "amazon"
+        and labels[-2] in ("co", "com")
+        and _COUNTRY.fullmatch(labels[-1]) is not None
+    )
 
 
 def detect_platform(url: str, own_hosts: Iterable[str] = ()) -> Platform:

@@ -1,4 +1,5 @@
 """The rules a link's fields must follow, as plain functions (no HTTP, no SQL)."""
+
 from __future__ import annotations
 
 import base64
@@ -23,12 +24,44 @@ _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 
 # Compared case-insensitively. Every top-level path the service serves, plus
 # words people would mistake for the service's own pages.
-RESERVED_CODES = frozenset({
-    "about", "account", "admin", "analytics", "api", "app", "assets", "auth", "billing",
-    "dashboard", "docs", "favicon", "health", "healthz", "help", "l", "links", "login",
-    "logout", "me", "metrics", "openapi", "privacy", "qr", "register", "robots", "schema",
-    "settings", "signin", "signup", "static", "status", "terms", "www",
-})
+RESERVED_CODES = frozenset(
+    {
+        "about",
+        "account",
+        "admin",
+        "analytics",
+        "api",
+        "app",
+        "assets",
+        "auth",
+        "billing",
+        "dashboard",
+        "docs",
+        "favicon",
+        "health",
+        "healthz",
+        "help",
+        "l",
+        "links",
+        "login",
+        "logout",
+        "me",
+        "metrics",
+        "openapi",
+        "privacy",
+        "qr",
+        "register",
+        "robots",
+        "schema",
+        "settings",
+        "signin",
+        "signup",
+        "static",
+        "status",
+        "terms",
+        "www",
+    }
+)
 
 # scrypt: memory-hard, in the standard library; parameters stored with each hash.
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
@@ -57,8 +90,7 @@ def refuse_link_to_itself(field: str, url: str, own_hosts: Iterable[str], code: 
     Other short links of the service are fine destinations (platform SHORTLINK)."""
     parts = urlsplit(url)
     if is_own_host(parts.hostname or "", own_hosts) and _short_link_code(parts.path) == code:
-        raise ValidationError(field, f"must not be this link's own short URL (/l/{code}): "
-                                     "it would redirect to itself")
+        raise ValidationError(field, f"must not be this link's own short URL (/l/{code}): it would redirect to itself")
 
 
 def _short_link_code(path: str) -> str | None:
@@ -85,8 +117,7 @@ def _is_real_host(host: str) -> bool:
     labels = ascii_host.split(".")
     if ascii_host == "localhost":
         return True
-    return len(labels) >= 2 and all(_HOST_LABEL.fullmatch(label) for label in labels) \
-        and not labels[-1].isdigit()
+    return len(labels) >= 2 and all(_HOST_LABEL.fullmatch(label) for label in labels) and not labels[-1].isdigit()
 
 
 def validate_custom_code(code: str) -> str:
@@ -124,7 +155,7 @@ def parse_future_time(field: str, text: str, now: datetime) -> datetime:
         raise ValidationError(field, "must include a UTC offset, e.g. 2030-01-31T12:00:00Z")
     try:
         moment = moment.astimezone(UTC)
-    except OverflowError:   # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
+    except OverflowError:  # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
         raise ValidationError(field, "must be between the years 1 and 9999 in UTC") from None
     if moment <= now:
         raise ValidationError(field, "must be in the future")
@@ -134,18 +165,17 @@ def parse_future_time(field: str, text: str, now: datetime) -> datetime:
 def hash_password(password: str) -> str:
     salt = secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
-    return "scrypt${}${}${}${}${}".format(
-        _SCRYPT_N, _SCRYPT_R, _SCRYPT_P,
-        base64.b64encode(salt).decode(), base64.b64encode(digest).decode(),
-    )
+    encoded_salt, encoded_digest = base64.b64encode(salt).decode(), base64.b64encode(digest).decode()
+    return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${encoded_salt}${encoded_digest}"
 
 
 def verify_password(password: str, stored: str) -> bool:
     try:
         _, n, r, p, salt, digest = stored.split("$")
         expected = base64.b64decode(digest)
-        actual = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt),
-                                n=int(n), r=int(r), p=int(p), dklen=len(expected))
+        actual = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(actual, expected)

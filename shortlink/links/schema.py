@@ -1,4 +1,5 @@
 """The link resources of the API, exactly as the spec names them."""
+
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
@@ -11,14 +12,25 @@ from shortlink.times import Timestamp
 
 # Litestar puts extra_json_schema["extra"] into the OpenAPI document. The URL
 # pattern is for the document only; rules.validate_url checks (and explains) more.
-Url = Annotated[str, Meta(min_length=1, max_length=2048, description="http or https URL",
-                          extra_json_schema={"extra": {"format": "uri",
-                                                       "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://\S+$"}})]
+Url = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=2048,
+        description="http or https URL",
+        extra_json_schema={"extra": {"format": "uri", "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://\S+$"}},
+    ),
+]
 Title = Annotated[str, Meta(min_length=1, max_length=200)]
 Password = Annotated[str, Meta(min_length=4, max_length=64, description="Write-only")]
 Code = Annotated[str, Meta(min_length=3, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
-DateTime = Annotated[str, Meta(description="ISO 8601 date-time with offset, in the future",
-                               extra_json_schema={"extra": {"format": "date-time"}})]
+DateTime = Annotated[
+    str,
+    Meta(
+        description="ISO 8601 date-time with offset, in the future",
+        extra_json_schema={"extra": {"format": "date-time"}},
+    ),
+]
 UrlText = Annotated[str, Meta(extra_json_schema={"extra": {"format": "uri"}})]
 # Where a link was made. This service makes API links, and demo links without a source.
 Source = Literal["DASHBOARD", "API", "MCP", "PUBLIC", "BIO"]
@@ -56,11 +68,12 @@ class CreateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_
 
 class UpdateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
     """Any subset, at least one field. null removes the expiry or the password."""
-    min_fields: ClassVar[int] = 1   # read by the OpenAPI document: minProperties
+
+    min_fields: ClassVar[int] = 1  # read by the OpenAPI document: minProperties
     title: Title | UnsetType = UNSET
     is_active: bool | UnsetType = UNSET
-    expires_at: DateTime | None | UnsetType = UNSET
-    password: Password | None | UnsetType = UNSET
+    expires_at: DateTime | UnsetType | None = UNSET
+    password: Password | UnsetType | None = UNSET
 
 
 class Pagination(msgspec.Struct):

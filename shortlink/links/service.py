@@ -3,6 +3,7 @@
 Each function takes the SQLite connection first, so the server runs it in one
 `Database.run` call and the CLI and tests call it directly.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,11 @@ RANDOM_CODE_ATTEMPTS = 8
 
 class Owner(msgspec.Struct, frozen=True):
     """The account a request acts for, and what shapes its links' short URLs."""
+
     account_id: int
-    short_host: str            # e.g. "https://sho.rt"
+    short_host: str  # e.g. "https://sho.rt"
     daily_limit: int = 1000
-    domains: tuple[str, ...] = ()   # [links] domains: more hosts of the service
+    domains: tuple[str, ...] = ()  # [links] domains: more hosts of the service
 
 
 def short_base(conn: sqlite3.Connection, owner: Owner) -> str:
@@ -48,51 +50,74 @@ def own_hosts(conn: sqlite3.Connection, owner: Owner) -> set[str]:
 
 def to_link(row: sqlite3.Row, base: str) -> Link:
     return Link(
-        id=row["public_id"], short_code=row["short_code"], short_url=f"{base}/l/{row['short_code']}",
-        original_url=row["original_url"], platform=Platform(row["platform"]), title=row["title"],
-        description=row["description"], og_image=row["og_image"], ios_url=row["ios_url"],
-        android_url=row["android_url"], is_active=bool(row["is_active"]),
-        is_password_protected=row["password_hash"] is not None, expires_at=row["expires_at"],
-        click_count=row["click_count"], source=row["source"], created_at=row["created_at"],
+        id=row["public_id"],
+        short_code=row["short_code"],
+        short_url=f"{base}/l/{row['short_code']}",
+        original_url=row["original_url"],
+        platform=Platform(row["platform"]),
+        title=row["title"],
+        description=row["description"],
+        og_image=row["og_image"],
+        ios_url=row["ios_url"],
+        android_url=row["android_url"],
+        is_active=bool(row["is_active"]),
+        is_password_protected=row["password_hash"] is not None,
+        expires_at=row["expires_at"],
+        click_count=row["click_count"],
+        source=row["source"],
+        created_at=row["created_at"],
         updated_at=row["updated_at"],
     )
 
 
-def create_link(conn: sqlite3.Connection, owner: Owner, body: CreateLink, *, now: datetime,
-                password_hash: str | None = None, fetch_title: bool = True,
-                source: str = "API") -> Link:
+def create_link(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    body: CreateLink,
+    *,
+    now: datetime,
+    password_hash: str | None = None,
+    fetch_title: bool = True,
+    source: str = "API",
+) -> Link:
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread)."""
     ours = own_hosts(conn, owner)
     if body.custom_code is not None:
         rules.validate_custom_code(body.custom_code)
-    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url),
-                       ("androidUrl", body.android_url)):
+    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
         if url is not None:
             rules.validate_url(field, url)
-            if body.custom_code is not None:   # a random code is new: nothing can point at it yet
+            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
                 rules.refuse_link_to_itself(field, url, ours, body.custom_code)
     if body.title is not None:
         rules.validate_title(body.title)
     if body.password is not None:
         rules.validate_password(body.password)
-    expires_at = (to_iso(rules.parse_future_time("expiresAt", body.expires_at, now))
-                  if body.expires_at is not None else None)
+    expires_at = (
+        to_iso(rules.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
+    )
     stamp = to_iso(now)
     row = {
-        "public_id": new_id("lnk"), "account_id": owner.account_id, "short_code": "",
+        "public_id": new_id("lnk"),
+        "account_id": owner.account_id,
+        "short_code": "",
         "original_url": body.original_url,
         "platform": detect_platform(body.original_url, ours).value,
-        "title": body.title, "ios_url": body.ios_url, "android_url": body.android_url,
-        "password_hash": password_hash, "expires_at": expires_at, "source": source,
-        "created_at": stamp, "updated_at": stamp,
+        "title": body.title,
+        "ios_url": body.ios_url,
+        "android_url": body.android_url,
+        "password_hash": password_hash,
+        "expires_at": expires_at,
+        "source": source,
+        "created_at": stamp,
+        "updated_at": stamp,
     }
     fetch_at = int(now.timestamp() * 1000) if fetch_title and body.title is None else None
     codes = [body.custom_code] if body.custom_code else [rules.random_code() for _ in range(RANDOM_CODE_ATTEMPTS)]
     for code in codes:
         try:
-            inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now),
-                                         owner.daily_limit, fetch_at)
+            inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now), owner.daily_limit, fetch_at)
             return to_link(inserted, short_base(conn, owner))
         except store.CodeTaken:
             continue
@@ -120,17 +145,29 @@ def _owned_row(conn: sqlite3.Connection, owner: Owner, link_id: str) -> sqlite3.
 
 def list_links(conn: sqlite3.Connection, owner: Owner, query: LinkFilter) -> tuple[list[Link], Pagination]:
     rows, total = store.list_links(
-        conn, owner.account_id, offset=(query.page - 1) * query.limit, limit=query.limit,
-        search=query.search, short_code=query.short_code,
-        platform=query.platform.value if query.platform else None, is_active=query.is_active,
+        conn,
+        owner.account_id,
+        offset=(query.page - 1) * query.limit,
+        limit=query.limit,
+        search=query.search,
+        short_code=query.short_code,
+        platform=query.platform.value if query.platform else None,
+        is_active=query.is_active,
     )
     base = short_base(conn, owner)
     pages = math.ceil(total / query.limit)
     return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
 
 
-def update_link(conn: sqlite3.Connection, owner: Owner, link_id: str, patch: UpdateLink, *,
-                now: datetime, password_hash: str | None = None) -> tuple[Link, str]:
+def update_link(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    link_id: str,
+    patch: UpdateLink,
+    *,
+    now: datetime,
+    password_hash: str | None = None,
+) -> tuple[Link, str]:
     """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
     row = _owned_row(conn, owner, link_id)
     changes: dict[str, object] = {}
@@ -139,8 +176,9 @@ def update_link(conn: sqlite3.Connection, owner: Owner, link_id: str, patch: Upd
     if patch.is_active is not UNSET:
         changes["is_active"] = int(patch.is_active)
     if patch.expires_at is not UNSET:
-        changes["expires_at"] = (None if patch.expires_at is None else
-                                 to_iso(rules.parse_future_time("expiresAt", patch.expires_at, now)))
+        changes["expires_at"] = (
+            None if patch.expires_at is None else to_iso(rules.parse_future_time("expiresAt", patch.expires_at, now))
+        )
     if patch.password is not UNSET:
         if patch.password is not None:
             rules.validate_password(patch.password)

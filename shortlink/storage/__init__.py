@@ -5,6 +5,7 @@ Each storage function is a plain synchronous function taking a
 them through `Database.run`, one whole function at a time on the connection's own
 thread, so a function is an atomic unit without any locking.
 """
+
 from shortlink.storage.database import Database, connect, transaction
 
 __all__ = ["Database", "connect", "transaction"]

@@ -1,4 +1,5 @@
 """SQL for accounts, subscriptions, API keys, custom domains and server settings."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -22,8 +23,7 @@ def insert_account_with_subscription(
         )
         account = account_by_email(conn, email)
         conn.execute(
-            "INSERT INTO subscriptions (account_id, is_active) VALUES (?, 1)"
-            " ON CONFLICT (account_id) DO NOTHING",
+            "INSERT INTO subscriptions (account_id, is_active) VALUES (?, 1) ON CONFLICT (account_id) DO NOTHING",
             (account["id"],),
         )
     return account
@@ -38,12 +38,16 @@ def set_subscription_active(conn: sqlite3.Connection, account_id: int, active: b
 
 
 def insert_api_key(
-    conn: sqlite3.Connection, public_id: str, account_id: int, prefix: str, key_hash: str,
-    name: str | None, created_at: str,
+    conn: sqlite3.Connection,
+    public_id: str,
+    account_id: int,
+    prefix: str,
+    key_hash: str,
+    name: str | None,
+    created_at: str,
 ) -> None:
     conn.execute(
-        "INSERT INTO api_keys (public_id, account_id, prefix, key_hash, name, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO api_keys (public_id, account_id, prefix, key_hash, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         (public_id, account_id, prefix, key_hash, name, created_at),
     )
 
@@ -58,8 +62,7 @@ def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str) ->
 
 def api_keys_of(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
     return conn.execute(
-        "SELECT public_id, prefix, name, created_at, revoked_at FROM api_keys"
-        " WHERE account_id = ? ORDER BY id",
+        "SELECT public_id, prefix, name, created_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY id",
         (account_id,),
     ).fetchall()
 
@@ -96,8 +99,7 @@ def insert_domain(conn: sqlite3.Connection, host: str, account_id: int, created_
 
 def all_domains(conn: sqlite3.Connection) -> dict[str, int]:
     """Every connected custom domain (lower-case host) → its account id."""
-    return {row["host"].lower(): row["account_id"]
-            for row in conn.execute("SELECT host, account_id FROM domains")}
+    return {row["host"].lower(): row["account_id"] for row in conn.execute("SELECT host, account_id FROM domains")}
 
 
 def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
@@ -105,8 +107,9 @@ def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
     row = conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
     if row is not None:
         return row["value"]
-    conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
-                 (name, default_factory()))
+    conn.execute(
+        "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", (name, default_factory())
+    )
     return conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()["value"]
 
 

@@ -4,6 +4,7 @@ A scope is one link (`LINK`, by links.id) or one account (`ACCOUNT`, by
 accounts.id). Every figure counts human clicks only (is_bot = 0). Times are Unix
 milliseconds, ranges inclusive at both ends; days are 'YYYY-MM-DD' UTC text.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -15,9 +16,9 @@ from shortlink.storage.clicks import DIMENSIONS
 
 
 class Scope(NamedTuple):
-    column: str        # the clicks / rollup column naming the scope
-    days: str          # per-day table: clicks, visitors
-    dimensions: str    # per-day, per-value table
+    column: str  # the clicks / rollup column naming the scope
+    days: str  # per-day table: clicks, visitors
+    dimensions: str  # per-day, per-value table
 
 
 LINK = Scope("link_id", "link_days", "link_dimensions")
@@ -34,48 +35,58 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("COMMIT")
 
 
-def day_rows(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str,
-             last_day: str) -> list[tuple[str, int, int]]:
+def day_rows(
+    conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str, last_day: str
+) -> list[tuple[str, int, int]]:
     """(day, clicks, visitors) of the whole days from first_day to last_day."""
     return conn.execute(
         f"SELECT day, clicks, visitors FROM {scope.days} WHERE {scope.column} = ? AND day BETWEEN ? AND ?",
-        (owner, first_day, last_day)).fetchall()
+        (owner, first_day, last_day),
+    ).fetchall()
 
 
 def clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str) -> int:
     """Human clicks of the days from first_day on (all days when first_day is '')."""
-    return conn.execute(f"SELECT coalesce(sum(clicks), 0) FROM {scope.days} WHERE {scope.column} = ?"
-                        " AND day >= ?", (owner, first_day)).fetchone()[0]
+    return conn.execute(
+        f"SELECT coalesce(sum(clicks), 0) FROM {scope.days} WHERE {scope.column} = ? AND day >= ?", (owner, first_day)
+    ).fetchone()[0]
 
 
-def dimension_totals(conn: sqlite3.Connection, scope: Scope, owner: int, dimension: int,
-                     first_day: str, last_day: str) -> list[tuple[str, int]]:
+def dimension_totals(
+    conn: sqlite3.Connection, scope: Scope, owner: int, dimension: int, first_day: str, last_day: str
+) -> list[tuple[str, int]]:
     return conn.execute(
         f"SELECT value, sum(clicks) FROM {scope.dimensions} WHERE {scope.column} = ? AND dimension = ?"
-        " AND day BETWEEN ? AND ? GROUP BY value", (owner, dimension, first_day, last_day)).fetchall()
+        " AND day BETWEEN ? AND ? GROUP BY value",
+        (owner, dimension, first_day, last_day),
+    ).fetchall()
 
 
-def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str,
-                last_day: str) -> list[tuple[int, int]]:
+def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str, last_day: str) -> list[tuple[int, int]]:
     """(link id, human clicks) of the account's links over whole days."""
     return conn.execute(
-        "SELECT link_id, sum(clicks) FROM link_days WHERE account_id = ? AND day BETWEEN ? AND ?"
-        " GROUP BY link_id", (account_id, first_day, last_day)).fetchall()
+        "SELECT link_id, sum(clicks) FROM link_days WHERE account_id = ? AND day BETWEEN ? AND ? GROUP BY link_id",
+        (account_id, first_day, last_day),
+    ).fetchall()
 
 
 def links_by_all_time_clicks(conn: sqlite3.Connection, account_id: int, limit: int) -> list[tuple[int, int]]:
     """(link id, clicks ever, bots included) of the account's most clicked links."""
-    return conn.execute("SELECT id, click_count FROM links WHERE account_id = ? ORDER BY click_count DESC"
-                        " LIMIT ?", (account_id, limit)).fetchall()
+    return conn.execute(
+        "SELECT id, click_count FROM links WHERE account_id = ? ORDER BY click_count DESC LIMIT ?", (account_id, limit)
+    ).fetchall()
 
 
 def link_clicks_between(conn: sqlite3.Connection, link_id: int, first_day: str, last_day: str) -> int:
-    return conn.execute("SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
-                        (link_id, first_day, last_day)).fetchone()[0]
+    return conn.execute(
+        "SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
+        (link_id, first_day, last_day),
+    ).fetchone()[0]
 
 
-def raw_counts(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
-               end_ms: int) -> list[tuple[str, object, int]]:
+def raw_counts(
+    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int
+) -> list[tuple[str, object, int]]:
     """Every figure of the human clicks between two moments, from raw clicks, as
     (kind, value, clicks) rows: kind "day" (value: day number since the epoch), "link"
     (value: links.id), each of DIMENSIONS, and "visitors" (distinct per day, summed).
@@ -84,56 +95,73 @@ def raw_counts(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int
     result, and every grouping runs over that instead of over the table again."""
     groupings = " UNION ALL ".join(
         [f"SELECT '{name}', {name}, count(*) FROM r GROUP BY {name}" for name in DIMENSIONS]
-        + ["SELECT 'day', day, count(*) FROM r GROUP BY day",
-           "SELECT 'link', link_id, count(*) FROM r GROUP BY link_id",
-           "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor_hash FROM r)"])
+        + [
+            "SELECT 'day', day, count(*) FROM r GROUP BY day",
+            "SELECT 'link', link_id, count(*) FROM r GROUP BY link_id",
+            "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor_hash FROM r)",
+        ]
+    )
     return conn.execute(
         f"WITH r AS MATERIALIZED (SELECT ts / 86400000 AS day, link_id, visitor_hash, {', '.join(DIMENSIONS)}"
         f" FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ? AND is_bot = 0) {groupings}",
-        (owner, start_ms, end_ms)).fetchall()
+        (owner, start_ms, end_ms),
+    ).fetchall()
 
 
 def has_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> bool:
     """Whether any click, bots included, falls between two moments (one index probe)."""
-    return conn.execute(f"SELECT EXISTS (SELECT 1 FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ?)",
-                        (owner, start_ms, end_ms)).fetchone()[0] == 1
+    return (
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ?)",
+            (owner, start_ms, end_ms),
+        ).fetchone()[0]
+        == 1
+    )
 
 
 def raw_clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int) -> int:
-    return conn.execute(f"SELECT count(*) FROM clicks WHERE {scope.column} = ? AND ts >= ? AND is_bot = 0",
-                        (owner, start_ms)).fetchone()[0]
+    return conn.execute(
+        f"SELECT count(*) FROM clicks WHERE {scope.column} = ? AND ts >= ? AND is_bot = 0", (owner, start_ms)
+    ).fetchone()[0]
 
 
-def hourly_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int,
-                  end_ms: int) -> list[tuple[int, int]]:
+def hourly_clicks(
+    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int
+) -> list[tuple[int, int]]:
     """(hour number since the epoch, human clicks) between two moments."""
     return conn.execute(
         f"SELECT ts / 3600000 AS hour, count(*) FROM clicks WHERE {scope.column} = ?"
-        " AND ts BETWEEN ? AND ? AND is_bot = 0 GROUP BY hour", (owner, start_ms, end_ms)).fetchall()
+        " AND ts BETWEEN ? AND ? AND is_bot = 0 GROUP BY hour",
+        (owner, start_ms, end_ms),
+    ).fetchall()
 
 
-def recent_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int,
-                  limit: int) -> list[sqlite3.Row]:
+def recent_clicks(
+    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int, limit: int
+) -> list[sqlite3.Row]:
     """The newest human clicks between two moments, with their link's short code."""
     return conn.execute(
         f"SELECT c.id, l.short_code, c.device, c.browser, c.os, c.country, c.user_agent, c.ts"
         f" FROM clicks c JOIN links l ON l.id = c.link_id WHERE c.{scope.column} = ?"
         " AND c.ts BETWEEN ? AND ? AND c.is_bot = 0 ORDER BY c.ts DESC, c.id DESC LIMIT ?",
-        (owner, start_ms, end_ms, limit)).fetchall()
+        (owner, start_ms, end_ms, limit),
+    ).fetchall()
 
 
 def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tuple[int, int]:
     """(links, active links) of the account; active = not paused and not expired."""
     row = conn.execute(
         "SELECT count(*), coalesce(sum(is_active = 1 AND (expires_at IS NULL OR expires_at > ?)), 0)"
-        " FROM links WHERE account_id = ?", (now_iso, account_id)).fetchone()
+        " FROM links WHERE account_id = ?",
+        (now_iso, account_id),
+    ).fetchone()
     return row[0], row[1]
 
 
 def links_by_id(conn: sqlite3.Connection, link_ids: list[int]) -> dict[int, sqlite3.Row]:
     found = {}
-    for start in range(0, len(link_ids), 500):   # stay under SQLite's bound-parameter limit
-        chunk = link_ids[start:start + 500]
+    for start in range(0, len(link_ids), 500):  # stay under SQLite's bound-parameter limit
+        chunk = link_ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         found.update((row["id"], row) for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", chunk))
     return found

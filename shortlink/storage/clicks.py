@@ -11,6 +11,7 @@ around every SQLite call, and under load each re-take waits for the busy event
 loop, so per-row statements or Python work on the database thread made the
 writer fall seconds behind the redirects (measured).
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -45,6 +46,7 @@ class StoredClick(NamedTuple):
 
 class EncodedBatch(NamedTuple):
     """One batch as the JSON arrays its statements read."""
+
     link_ids: str
     clicks: str
     per_link: str
@@ -66,22 +68,45 @@ def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
     account_days = Counter((c.account_id, c.day) for c in humans)
     link_values: Counter = Counter()
     for code, field in enumerate(DIMENSIONS, start=1):
-        link_values.update(zip([c.link_id for c in humans], repeat(code), [c.day for c in humans],
-                               [getattr(c, field) for c in humans], [c.account_id for c in humans]))
+        link_values.update(
+            zip(
+                [c.link_id for c in humans],
+                repeat(code),
+                [c.day for c in humans],
+                [getattr(c, field) for c in humans],
+                [c.account_id for c in humans],
+            )
+        )
     account_values: Counter = Counter()
     for (_, code, day, value, account_id), count in link_values.items():
         account_values[(account_id, code, day, value)] += count
     return EncodedBatch(
         link_ids=_json(list(per_link)),
-        clicks=_json([(c.link_id, c.account_id, c.ts, c.device, c.browser, c.os, c.country, c.referrer,
-                       c.campaign, c.user_agent, c.visitor_hash, int(c.is_bot)) for c in clicks]),
+        clicks=_json(
+            [
+                (
+                    c.link_id,
+                    c.account_id,
+                    c.ts,
+                    c.device,
+                    c.browser,
+                    c.os,
+                    c.country,
+                    c.referrer,
+                    c.campaign,
+                    c.user_agent,
+                    c.visitor_hash,
+                    int(c.is_bot),
+                )
+                for c in clicks
+            ]
+        ),
         per_link=_json(list(per_link.items())),
         link_days=_json([(*key, count) for key, count in link_days.items()]),
         account_days=_json([(*key, count) for key, count in account_days.items()]),
         link_values=_json([(*key, count) for key, count in link_values.items()]),
         account_values=_json([(*key, count) for key, count in account_values.items()]),
-        link_visitors=_json(list(dict.fromkeys((c.link_id, c.day, c.visitor_hash, c.account_id)
-                                               for c in humans))),
+        link_visitors=_json(list(dict.fromkeys((c.link_id, c.day, c.visitor_hash, c.account_id) for c in humans))),
     )
 
 
@@ -89,8 +114,9 @@ def _columns(count: int) -> str:
     return ", ".join(f"value ->> {index}" for index in range(count))
 
 
-def _insert_rows(conn: sqlite3.Connection, head: str, width: int, rows: str, tail: str = "",
-                 key_width: int = 0) -> None:
+def _insert_rows(
+    conn: sqlite3.Connection, head: str, width: int, rows: str, tail: str = "", key_width: int = 0
+) -> None:
     """Insert a JSON array of rows; with key_width, in the order of their first key_width
     columns (the table's primary key), so that SQLite inserts along the B-tree instead of
     all over it: measured a third cheaper for the many small rollup rows of sparse links.
@@ -103,32 +129,69 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
     """Store a batch in one transaction. If some of its links were deleted meanwhile,
     store nothing and return their ids (the caller drops their clicks and retries)."""
     with transaction(conn):
-        missing = {row[0] for row in conn.execute(
-            "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM links)", (batch.link_ids,))}
+        missing = {
+            row[0]
+            for row in conn.execute(
+                "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM links)", (batch.link_ids,)
+            )
+        }
         if missing:
             return missing
-        _insert_rows(conn, "INSERT INTO clicks (link_id, account_id, ts, device, browser, os, country,"
-                           " referrer, campaign, user_agent, visitor_hash, is_bot)", 12, batch.clicks)
-        conn.execute("UPDATE links SET click_count = click_count + (j.value ->> 1) FROM json_each(?) AS j"
-                     " WHERE links.id = j.value ->> 0", (batch.per_link,))
-        _insert_rows(conn, "INSERT INTO link_days (link_id, day, account_id, clicks)", 4, batch.link_days,
-                     "ON CONFLICT (link_id, day) DO UPDATE SET clicks = clicks + excluded.clicks")
-        _insert_rows(conn, "INSERT INTO account_days (account_id, day, clicks)", 3, batch.account_days,
-                     "ON CONFLICT (account_id, day) DO UPDATE SET clicks = clicks + excluded.clicks")
-        _insert_rows(conn, "INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)",
-                     6, batch.link_values, "ON CONFLICT (link_id, dimension, day, value)"
-                     " DO UPDATE SET clicks = clicks + excluded.clicks", key_width=4)
-        _insert_rows(conn, "INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)",
-                     5, batch.account_values, "ON CONFLICT (account_id, dimension, day, value)"
-                     " DO UPDATE SET clicks = clicks + excluded.clicks")
+        _insert_rows(
+            conn,
+            "INSERT INTO clicks (link_id, account_id, ts, device, browser, os, country,"
+            " referrer, campaign, user_agent, visitor_hash, is_bot)",
+            12,
+            batch.clicks,
+        )
+        conn.execute(
+            "UPDATE links SET click_count = click_count + (j.value ->> 1) FROM json_each(?) AS j"
+            " WHERE links.id = j.value ->> 0",
+            (batch.per_link,),
+        )
+        _insert_rows(
+            conn,
+            "INSERT INTO link_days (link_id, day, account_id, clicks)",
+            4,
+            batch.link_days,
+            "ON CONFLICT (link_id, day) DO UPDATE SET clicks = clicks + excluded.clicks",
+        )
+        _insert_rows(
+            conn,
+            "INSERT INTO account_days (account_id, day, clicks)",
+            3,
+            batch.account_days,
+            "ON CONFLICT (account_id, day) DO UPDATE SET clicks = clicks + excluded.clicks",
+        )
+        _insert_rows(
+            conn,
+            "INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)",
+            6,
+            batch.link_values,
+            "ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET clicks = clicks + excluded.clicks",
+            key_width=4,
+        )
+        _insert_rows(
+            conn,
+            "INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)",
+            5,
+            batch.account_values,
+            "ON CONFLICT (account_id, dimension, day, value) DO UPDATE SET clicks = clicks + excluded.clicks",
+        )
         # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
-        _insert_rows(conn, "INSERT OR IGNORE INTO link_visitors (link_id, day, visitor_hash, account_id)",
-                     4, batch.link_visitors, key_width=3)
+        _insert_rows(
+            conn,
+            "INSERT OR IGNORE INTO link_visitors (link_id, day, visitor_hash, account_id)",
+            4,
+            batch.link_visitors,
+            key_width=3,
+        )
     return set()
 
 
-def day_keys(conn: sqlite3.Connection, days: Iterable[str], oldest_kept: str,
-             new_key: Callable[[], bytes]) -> dict[str, bytes]:
+def day_keys(
+    conn: sqlite3.Connection, days: Iterable[str], oldest_kept: str, new_key: Callable[[], bytes]
+) -> dict[str, bytes]:
     """The visitor-hash key of each day (created on first use); keys before `oldest_kept` are deleted."""
     keys = {}
     with transaction(conn):

@@ -1,4 +1,5 @@
 """Opening the SQLite file, migrating it, and running storage functions off the event loop."""
+
 from __future__ import annotations
 
 import asyncio
@@ -68,9 +69,11 @@ def _folded_contains(needle: str, first: str | None, second: str | None, third: 
     Lower-cased letter by letter, as the FTS5 trigram index folds case, so that short and
     long searches agree ("ß" is not "ss" in either). Three fixed arguments: it runs once
     per row scanned, and is twice as fast so."""
-    return ((first is not None and needle in first.lower())
-            or (second is not None and needle in second.lower())
-            or (third is not None and needle in third.lower()))
+    return (
+        (first is not None and needle in first.lower())
+        or (second is not None and needle in second.lower())
+        or (third is not None and needle in third.lower())
+    )
 
 
 @contextmanager
@@ -101,7 +104,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     in its own write transaction, so a server and a CLI starting together apply
     it exactly once.
     """
-    for number, name, sql in migrations():
+    for number, _name, sql in migrations():
         if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
             continue
         with transaction(conn):
@@ -159,7 +162,8 @@ class Database:
     async def checkpoint(self) -> None:
         """Copy committed WAL pages into the main file without blocking writers (PASSIVE)."""
         await asyncio.get_running_loop().run_in_executor(
-            self._checkpointer, self._checkpoint_conn.execute, "PRAGMA wal_checkpoint(PASSIVE)")
+            self._checkpointer, self._checkpoint_conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+        )
 
     def close(self) -> None:
         if self._checkpointer is not None:

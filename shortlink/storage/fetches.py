@@ -1,4 +1,5 @@
 """SQL for pending title fetches: claim the due ones, save a result, record a failure."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -8,14 +9,13 @@ from shortlink.storage.database import transaction
 
 
 class DueFetch(NamedTuple):
-    link_id: int          # links.id
-    public_id: str        # the API's id (lnk_...), for messages an operator can follow up
+    link_id: int  # links.id
+    public_id: str  # the API's id (lnk_...), for messages an operator can follow up
     url: str
-    attempts: int         # made so far
+    attempts: int  # made so far
 
 
-def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int,
-              lease_ms: int) -> tuple[list[DueFetch], int | None]:
+def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int, lease_ms: int) -> tuple[list[DueFetch], int | None]:
     """Up to `limit` due fetches, each pushed `lease_ms` into the
     future so it is not handed out twice while in flight (and is retried after
     the lease if the process dies mid-fetch). Also returns when the next of
@@ -27,14 +27,17 @@ def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int,
             " WHERE p.next_attempt_at <= ? ORDER BY p.next_attempt_at, p.link_id LIMIT ?",
             (now_ms, limit),
         ).fetchall()
-        conn.executemany("UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
-                         [(now_ms + lease_ms, row[0]) for row in rows])
+        conn.executemany(
+            "UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
+            [(now_ms + lease_ms, row[0]) for row in rows],
+        )
         next_due = conn.execute("SELECT min(next_attempt_at) FROM pending_fetches").fetchone()[0]
     return [DueFetch(*row) for row in rows], next_due
 
 
-def save_preview(conn: sqlite3.Connection, link_id: int, title: str | None,
-                 description: str | None, og_image: str | None) -> str | None:
+def save_preview(
+    conn: sqlite3.Connection, link_id: int, title: str | None, description: str | None, og_image: str | None
+) -> str | None:
     """Fill what is still empty (a title set by the client, at creation or by a PATCH
     that raced the fetch, is kept) and drop the pending row. Returns the short code,
     or None when the link was deleted meanwhile."""
@@ -48,8 +51,9 @@ def save_preview(conn: sqlite3.Connection, link_id: int, title: str | None,
     return row[0] if row else None
 
 
-def record_failure(conn: sqlite3.Connection, link_id: int, error: str, *, retry_at_ms: int | None,
-                   max_attempts: int) -> int | None:
+def record_failure(
+    conn: sqlite3.Connection, link_id: int, error: str, *, retry_at_ms: int | None, max_attempts: int
+) -> int | None:
     """Count a failed attempt; the row is removed once `max_attempts` are spent or when
     `retry_at_ms` is None (not worth retrying). Returns the attempts made, or None when
     the link is gone."""
@@ -67,6 +71,7 @@ def record_failure(conn: sqlite3.Connection, link_id: int, error: str, *, retry_
 def release(conn: sqlite3.Connection, link_ids: list[int], now_ms: int) -> None:
     """Fetches interrupted by shutdown are due again at once (on the next start)."""
     with transaction(conn):
-        conn.executemany("UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
-                         [(now_ms, link_id) for link_id in link_ids])
-
+        conn.executemany(
+            "UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
+            [(now_ms, link_id) for link_id in link_ids],
+        )

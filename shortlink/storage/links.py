@@ -1,4 +1,5 @@
 """SQL for links: create, find, list, change, delete, and the daily creation count."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -17,8 +18,9 @@ class DailyLimitReached(Exception):
     pass
 
 
-def insert_link(conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_limit: int,
-                fetch_title_at_ms: int | None) -> sqlite3.Row:
+def insert_link(
+    conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_limit: int, fetch_title_at_ms: int | None
+) -> sqlite3.Row:
     """Insert a link, counting it against the account's daily limit, in one transaction.
 
     Raises CodeTaken when the code exists (the UNIQUE index decides, so of two
@@ -49,8 +51,10 @@ def insert_link(conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_l
             (row["account_id"], day),
         )
         if fetch_title_at_ms is not None:
-            conn.execute("INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)",
-                         (cursor.lastrowid, fetch_title_at_ms))
+            conn.execute(
+                "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)",
+                (cursor.lastrowid, fetch_title_at_ms),
+            )
     return link_by_rowid(conn, cursor.lastrowid)
 
 
@@ -68,17 +72,25 @@ def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM links WHERE short_code = ?", (code,)).fetchone()
 
 
-TRIGRAM = 3   # the shortest search text the link_search index can answer
+TRIGRAM = 3  # the shortest search text the link_search index can answer
 # OFFSET is a signed 64-bit integer in SQLite; a page past it is past the end all the same.
 MAX_OFFSET = 2**63 - 1
 
 
-def list_links(conn: sqlite3.Connection, account_id: int, *, offset: int, limit: int,
-               search: str | None, short_code: str | None, platform: str | None,
-               is_active: bool | None) -> tuple[list[sqlite3.Row], int]:
+def list_links(
+    conn: sqlite3.Connection,
+    account_id: int,
+    *,
+    offset: int,
+    limit: int,
+    search: str | None,
+    short_code: str | None,
+    platform: str | None,
+    is_active: bool | None,
+) -> tuple[list[sqlite3.Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where, params = ["account_id = ?"], [account_id]
-    if search and len(search) >= TRIGRAM and "\x00" not in search:   # FTS5 query text ends at a NUL
+    if search and len(search) >= TRIGRAM and "\x00" not in search:  # FTS5 query text ends at a NUL
         # A quoted FTS5 phrase is literal text: a substring match through the trigram index.
         # "+account_id" keeps the planner from scanning the account's links instead of
         # starting from the (usually few) matches.
@@ -121,12 +133,14 @@ def delete_link(conn: sqlite3.Connection, link_id: int) -> None:
 
 
 def links_created_on(conn: sqlite3.Connection, account_id: int, day: str) -> int:
-    row = conn.execute("SELECT created FROM link_creations WHERE account_id = ? AND day = ?",
-                       (account_id, day)).fetchone()
+    row = conn.execute(
+        "SELECT created FROM link_creations WHERE account_id = ? AND day = ?", (account_id, day)
+    ).fetchone()
     return row[0] if row else 0
 
 
 def primary_domain(conn: sqlite3.Connection, account_id: int) -> str | None:
-    row = conn.execute("SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host LIMIT 1",
-                       (account_id,)).fetchone()
+    row = conn.execute(
+        "SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host LIMIT 1", (account_id,)
+    ).fetchone()
     return row[0] if row else None

@@ -8,6 +8,7 @@ iOS) no scheme is guessed: iPhones get the https URL, which the app may claim
 as a universal link. Every emitted URL has a whitelisted scheme and every plan
 keeps an http(s) web fallback.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,25 +42,28 @@ INSTAGRAM_EXTBROWSER_FROM = 424
 
 class Plan(msgspec.Struct, frozen=True):
     """A redirect, or one of the pages (ios, store, in_app) with the URLs it offers."""
-    action: str                     # redirect | ios | store | in_app
-    location: str                   # the redirect target, or the page's website ("Continue") link
-    app_url: str | None = None      # the "Open in app" button (the App Store's on the store page)
-    auto_url: str | None = None     # opened once by the page itself on load
-    escape_url: str | None = None   # opens this short URL in the system browser
-    fallback: str | None = None     # where the page goes by itself when the app did not open
+
+    action: str  # redirect | ios | store | in_app
+    location: str  # the redirect target, or the page's website ("Continue") link
+    app_url: str | None = None  # the "Open in app" button (the App Store's on the store page)
+    auto_url: str | None = None  # opened once by the page itself on load
+    escape_url: str | None = None  # opens this short URL in the system browser
+    fallback: str | None = None  # where the page goes by itself when the app did not open
 
 
 class AppRoute(msgspec.Struct, frozen=True):
-    package: Callable[[str], str]                     # host → Android package
-    canonical: Callable[[SplitResult], SplitResult | None]   # None: not a URL the app opens
-    ios: Callable[[SplitResult], str | None]          # canonical URL → iOS scheme URL
+    package: Callable[[str], str]  # host → Android package
+    canonical: Callable[[SplitResult], SplitResult | None]  # None: not a URL the app opens
+    ios: Callable[[SplitResult], str | None]  # canonical URL → iOS scheme URL
 
 
 def _rehost(aliases: dict[str, str]) -> Callable[[SplitResult], SplitResult]:
     """Canonical form that maps mobile/bare hosts onto the one the app claims."""
+
     def canonical(parts: SplitResult) -> SplitResult:
         host = parts.hostname or ""
         return parts._replace(netloc=aliases.get(host, host))
+
     return canonical
 
 
@@ -72,8 +76,9 @@ def _no_scheme(parts: SplitResult) -> None:
 
 
 # --- YouTube: youtu.be and embeds become /watch?v=; the iOS app takes a scheme swap.
-_YOUTUBE_HOSTS = frozenset({"youtube.com", "www.youtube.com", "m.youtube.com",
-                            "youtube-nocookie.com", "www.youtube-nocookie.com"})
+_YOUTUBE_HOSTS = frozenset(
+    {"youtube.com", "www.youtube.com", "m.youtube.com", "youtube-nocookie.com", "www.youtube-nocookie.com"}
+)
 _VIDEO_ID = re.compile(r"[\w-]{11}")
 
 
@@ -97,8 +102,23 @@ def _youtube_ios(parts: SplitResult) -> str:
 
 
 # --- Instagram: only profiles have a scheme every source agrees on.
-_INSTAGRAM_RESERVED = frozenset({"explore", "accounts", "direct", "about", "p", "reel", "reels",
-                                 "tv", "stories", "developer", "legal", "web", "challenge"})
+_INSTAGRAM_RESERVED = frozenset(
+    {
+        "explore",
+        "accounts",
+        "direct",
+        "about",
+        "p",
+        "reel",
+        "reels",
+        "tv",
+        "stories",
+        "developer",
+        "legal",
+        "web",
+        "challenge",
+    }
+)
 
 
 def _instagram_ios(parts: SplitResult) -> str | None:
@@ -109,9 +129,24 @@ def _instagram_ios(parts: SplitResult) -> str | None:
 
 
 # --- X/Twitter: statuses and profiles.
-_TWITTER_RESERVED = frozenset({"i", "home", "explore", "search", "settings", "intent", "hashtag",
-                               "messages", "notifications", "compose", "login", "share", "tos",
-                               "privacy"})
+_TWITTER_RESERVED = frozenset(
+    {
+        "i",
+        "home",
+        "explore",
+        "search",
+        "settings",
+        "intent",
+        "hashtag",
+        "messages",
+        "notifications",
+        "compose",
+        "login",
+        "share",
+        "tos",
+        "privacy",
+    }
+)
 
 
 def _twitter_ios(parts: SplitResult) -> str | None:
@@ -126,34 +161,61 @@ def _twitter_ios(parts: SplitResult) -> str | None:
 
 # --- Spotify: the official spotify:TYPE:ID URI.
 def _spotify_ios(parts: SplitResult) -> str | None:
-    match = re.fullmatch(r"/(?:intl-[\w-]+/)?(track|album|playlist|artist|episode|show|audiobook)"
-                         r"/([A-Za-z0-9]{22})/?", parts.path)
+    match = re.fullmatch(
+        r"/(?:intl-[\w-]+/)?(track|album|playlist|artist|episode|show|audiobook)"
+        r"/([A-Za-z0-9]{22})/?",
+        parts.path,
+    )
     return f"spotify:{match.group(1)}:{match.group(2)}" if match else None
 
 
 def _amazon_package(host: str) -> str:
-    return "in.amazon.mShop.android.shopping" if host.endswith("amazon.in") \
-        else "com.amazon.mShop.android.shopping"
+    return "in.amazon.mShop.android.shopping" if host.endswith("amazon.in") else "com.amazon.mShop.android.shopping"
 
 
 APPS: dict[Platform, AppRoute] = {
-    Platform.YOUTUBE: AppRoute(_package("com.google.android.youtube"), _youtube_canonical,
-                               _youtube_ios),
-    Platform.INSTAGRAM: AppRoute(_package("com.instagram.android"), _rehost(
-        {"instagram.com": "www.instagram.com", "m.instagram.com": "www.instagram.com"}),
-        _instagram_ios),
-    Platform.TWITTER: AppRoute(_package("com.twitter.android"), _rehost(
-        {"www.twitter.com": "twitter.com", "mobile.twitter.com": "twitter.com",
-         "www.x.com": "x.com", "mobile.x.com": "x.com"}), _twitter_ios),
-    Platform.FACEBOOK: AppRoute(_package("com.facebook.katana"), _rehost(
-        {host: "www.facebook.com" for host in ("facebook.com", "m.facebook.com", "web.facebook.com",
-                                                "mbasic.facebook.com", "touch.facebook.com")}),
-        _no_scheme),
-    Platform.LINKEDIN: AppRoute(_package("com.linkedin.android"), _rehost(
-        {"linkedin.com": "www.linkedin.com", "m.linkedin.com": "www.linkedin.com"}), _no_scheme),
-    Platform.REDDIT: AppRoute(_package("com.reddit.frontpage"), _rehost(
-        {host: "www.reddit.com" for host in ("reddit.com", "old.reddit.com", "new.reddit.com",
-                                              "np.reddit.com", "m.reddit.com")}), _no_scheme),
+    Platform.YOUTUBE: AppRoute(_package("com.google.android.youtube"), _youtube_canonical, _youtube_ios),
+    Platform.INSTAGRAM: AppRoute(
+        _package("com.instagram.android"),
+        _rehost({"instagram.com": "www.instagram.com", "m.instagram.com": "www.instagram.com"}),
+        _instagram_ios,
+    ),
+    Platform.TWITTER: AppRoute(
+        _package("com.twitter.android"),
+        _rehost(
+            {
+                "www.twitter.com": "twitter.com",
+                "mobile.twitter.com": "twitter.com",
+                "www.x.com": "x.com",
+                "mobile.x.com": "x.com",
+            }
+        ),
+        _twitter_ios,
+    ),
+    Platform.FACEBOOK: AppRoute(
+        _package("com.facebook.katana"),
+        _rehost(
+            dict.fromkeys(
+                ("facebook.com", "m.facebook.com", "web.facebook.com", "mbasic.facebook.com", "touch.facebook.com"),
+                "www.facebook.com",
+            )
+        ),
+        _no_scheme,
+    ),
+    Platform.LINKEDIN: AppRoute(
+        _package("com.linkedin.android"),
+        _rehost({"linkedin.com": "www.linkedin.com", "m.linkedin.com": "www.linkedin.com"}),
+        _no_scheme,
+    ),
+    Platform.REDDIT: AppRoute(
+        _package("com.reddit.frontpage"),
+        _rehost(
+            dict.fromkeys(
+                ("reddit.com", "old.reddit.com", "new.reddit.com", "np.reddit.com", "m.reddit.com"), "www.reddit.com"
+            )
+        ),
+        _no_scheme,
+    ),
     Platform.SPOTIFY: AppRoute(_package("com.spotify.music"), _rehost({}), _spotify_ios),
     Platform.AMAZON: AppRoute(_amazon_package, _rehost({}), _no_scheme),
 }
@@ -177,10 +239,16 @@ def web_uri(url: str) -> str:
     if not netloc.isascii():
         userinfo, at, host_port = netloc.rpartition("@")
         host, colon, port = host_port.partition(":")
-        netloc = quote(userinfo, safe="%:!$&'()*+,;=-._~") + at + host.encode("idna").decode() \
-            + colon + port
-    return urlunsplit((parts.scheme, netloc, quote(parts.path, safe=_PATH_SAFE),
-                       quote(parts.query, safe=_QUERY_SAFE), quote(parts.fragment, safe=_QUERY_SAFE)))
+        netloc = quote(userinfo, safe="%:!$&'()*+,;=-._~") + at + host.encode("idna").decode() + colon + port
+    return urlunsplit(
+        (
+            parts.scheme,
+            netloc,
+            quote(parts.path, safe=_PATH_SAFE),
+            quote(parts.query, safe=_QUERY_SAFE),
+            quote(parts.fragment, safe=_QUERY_SAFE),
+        )
+    )
 
 
 def _encoded_target(parts: SplitResult) -> str:
@@ -209,11 +277,14 @@ def with_escape_marker(short_url: str) -> str:
     Its query is the request's raw query (bytes as latin-1 text, as ASGI gives them):
     whatever a client sent unencoded (`|`, quotes, raw bytes) is encoded here."""
     parts = urlsplit(short_url)
-    kept = [segment for segment in parts.query.split("&")
-            if segment and segment.split("=", 1)[0] != ESCAPE_MARKER]
+    kept = [segment for segment in parts.query.split("&") if segment and segment.split("=", 1)[0] != ESCAPE_MARKER]
     query = quote("&".join(kept), safe=_QUERY_SAFE, encoding="latin-1")
-    return urlunsplit(parts._replace(path=quote(parts.path, safe=_PATH_SAFE),
-                                     query=f"{query}&{ESCAPE_MARKER}=1" if query else f"{ESCAPE_MARKER}=1"))
+    return urlunsplit(
+        parts._replace(
+            path=quote(parts.path, safe=_PATH_SAFE),
+            query=f"{query}&{ESCAPE_MARKER}=1" if query else f"{ESCAPE_MARKER}=1",
+        )
+    )
 
 
 def _escape_url(visitor: Visitor, short_url: str) -> str | None:
@@ -241,12 +312,14 @@ def _allowed(plan: Plan) -> bool:
         return False
     if plan.fallback is not None and not _is_web(plan.fallback):
         return False
-    return all(url is None or _scheme(url) in _EMITTED_SCHEMES
-               for url in (plan.app_url, plan.auto_url, plan.escape_url))
+    return all(
+        url is None or _scheme(url) in _EMITTED_SCHEMES for url in (plan.app_url, plan.auto_url, plan.escape_url)
+    )
 
 
-def _app_plan(visitor: Visitor, app: AppRoute, canonical: SplitResult, web_url: str,
-              fallback: str, escape_url: str | None) -> Plan:
+def _app_plan(
+    visitor: Visitor, app: AppRoute, canonical: SplitResult, web_url: str, fallback: str, escape_url: str | None
+) -> Plan:
     """A link the platform's app opens; `fallback` is where to go when it is not installed."""
     if visitor.kind == "android":
         intent = android_intent(urlunsplit(canonical), app.package(canonical.hostname or ""), fallback)
@@ -282,8 +355,15 @@ def _web_plan(visitor: Visitor, destination: str, web_url: str, escape_url: str 
     return Plan("redirect", destination)
 
 
-def plan_visit(visitor: Visitor, platform: Platform, web_url: str, ios_url: str | None,
-               android_url: str | None, short_url: str, escaped: bool = False) -> Plan:
+def plan_visit(
+    visitor: Visitor,
+    platform: Platform,
+    web_url: str,
+    ios_url: str | None,
+    android_url: str | None,
+    short_url: str,
+    escaped: bool = False,
+) -> Plan:
     """Where this visitor goes for a link (utm parameters already forwarded onto the URLs).
 
     Bots and desktops always get the web URL. On phones, iosUrl/androidUrl are where

@@ -4,6 +4,7 @@ A steady-state redirect does no database read: entries are dropped when the
 link changes in this process, and the whole cache is cleared when another
 process (the CLI) commits to the file.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -27,15 +28,21 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     android_url: str | None
     title: str | None
     is_active: bool
-    expires_at: float | None     # Unix seconds
+    expires_at: float | None  # Unix seconds
     password_hash: str | None
 
 
 def target_from_row(row: sqlite3.Row) -> VisitTarget:
     return VisitTarget(
-        link_id=row["id"], public_id=row["public_id"], account_id=row["account_id"],
-        code=row["short_code"], original_url=row["original_url"], platform=Platform(row["platform"]),
-        ios_url=row["ios_url"], android_url=row["android_url"], title=row["title"],
+        link_id=row["id"],
+        public_id=row["public_id"],
+        account_id=row["account_id"],
+        code=row["short_code"],
+        original_url=row["original_url"],
+        platform=Platform(row["platform"]),
+        ios_url=row["ios_url"],
+        android_url=row["android_url"],
+        title=row["title"],
         is_active=bool(row["is_active"]),
         expires_at=from_iso(row["expires_at"]).timestamp() if row["expires_at"] else None,
         password_hash=row["password_hash"],

@@ -6,6 +6,7 @@ agents contain words like "facebook" and "WhatsApp"), then in-app browsers
 (crawlerdetect would call the WhatsApp in-app browser a bot), then generic
 crawlers, then the operating system and the browser family.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,16 +18,39 @@ from crawlerdetect import CrawlerDetect
 # Link-preview fetchers and other agents that never are a person, checked before
 # anything else. Maintained by hand: add a token when a new previewer shows up.
 PREVIEW_AGENTS = (
-    "facebookexternalhit", "facebookcatalog", "meta-externalagent", "meta-externalfetcher",
-    "Facebot", "Twitterbot", "Slackbot", "Slack-ImgProxy", "Discordbot",
-    "^WhatsApp/",           # the preview fetcher ("WhatsApp/2.23.20.0 A"); not the in-app browser
-    "TelegramBot", "LinkedInBot", "Applebot", "iframely", "Embedly", "SkypeUriPreview",
-    "Pinterestbot", "redditbot", "Mastodon/", "Pleroma", "Akkoma", "Google-PageRenderer",
-    "vkShare", "Bluesky Cardyb", "Snap URL Preview Service", "KakaoTalk-Scrap",
-    "Yahoo Link Preview", "Discourse Forum Onebox", "MicrosoftPreview", "HeadlessChrome",
+    "facebookexternalhit",
+    "facebookcatalog",
+    "meta-externalagent",
+    "meta-externalfetcher",
+    "Facebot",
+    "Twitterbot",
+    "Slackbot",
+    "Slack-ImgProxy",
+    "Discordbot",
+    "^WhatsApp/",  # the preview fetcher ("WhatsApp/2.23.20.0 A"); not the in-app browser
+    "TelegramBot",
+    "LinkedInBot",
+    "Applebot",
+    "iframely",
+    "Embedly",
+    "SkypeUriPreview",
+    "Pinterestbot",
+    "redditbot",
+    "Mastodon/",
+    "Pleroma",
+    "Akkoma",
+    "Google-PageRenderer",
+    "vkShare",
+    "Bluesky Cardyb",
+    "Snap URL Preview Service",
+    "KakaoTalk-Scrap",
+    "Yahoo Link Preview",
+    "Discourse Forum Onebox",
+    "MicrosoftPreview",
+    "HeadlessChrome",
     "Google-InspectionTool",
-    "thirdLandingPageFeInfra",   # TikTok's link preloader, otherwise an ordinary Android agent
-    r"^node\b",                  # Node's built-in fetch ("node"); other clients are crawlerdetect's
+    "thirdLandingPageFeInfra",  # TikTok's link preloader, otherwise an ordinary Android agent
+    r"^node\b",  # Node's built-in fetch ("node"); other clients are crawlerdetect's
 )
 _PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
 
@@ -63,8 +87,13 @@ _BROWSERS = (
     ("edge", re.compile(r"Edg/|EdgA/|EdgiOS/|Edge/")),
     ("opera", re.compile(r"OPR/|OPT/|OPiOS/|Opera")),
     # Chromium-based browsers and WebViews that do not handle intents like Chrome.
-    ("other", re.compile(r"; wv\)|Version/4\.0 Chrome/|UCBrowser|MiuiBrowser|HuaweiBrowser|"
-                         r"YaBrowser|Puffin|HeyTapBrowser|VivoBrowser|DuckDuckGo/")),
+    (
+        "other",
+        re.compile(
+            r"; wv\)|Version/4\.0 Chrome/|UCBrowser|MiuiBrowser|HuaweiBrowser|"
+            r"YaBrowser|Puffin|HeyTapBrowser|VivoBrowser|DuckDuckGo/"
+        ),
+    ),
     ("chrome", re.compile(r"Chrome/|CriOS/|Chromium/")),
     ("safari", re.compile(r"Safari/")),
 )
@@ -75,11 +104,11 @@ _CRAWLERS = CrawlerDetect()
 
 
 class Visitor(msgspec.Struct, frozen=True):
-    kind: str = "desktop"      # bot | desktop | ios | android
-    os: str = "other"          # iOS | Android | Windows | macOS | ChromeOS | Linux | other
-    browser: str = "other"     # chrome | firefox | samsung | safari | edge | opera | other
+    kind: str = "desktop"  # bot | desktop | ios | android
+    os: str = "other"  # iOS | Android | Windows | macOS | ChromeOS | Linux | other
+    browser: str = "other"  # chrome | firefox | samsung | safari | edge | opera | other
     in_app: str | None = None  # instagram, facebook, messenger, threads, tiktok, ...
-    app_version: int = 0       # the in-app browser's major version where it matters, else 0
+    app_version: int = 0  # the in-app browser's major version where it matters, else 0
     is_bot: bool = False
 
 
@@ -123,8 +152,9 @@ def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Vis
             match = pattern.search(user_agent)
             if match is not None:
                 version = match.groupdict().get("version")
-                return Visitor(kind=_kind_of(os), os=os, browser=browser, in_app=name,
-                               app_version=int(version) if version else 0)
+                return Visitor(
+                    kind=_kind_of(os), os=os, browser=browser, in_app=name, app_version=int(version) if version else 0
+                )
     if _CRAWLERS.is_crawler(user_agent):
         return Visitor(kind="bot", is_bot=True)
     return Visitor(kind=_kind_of(os), os=os, browser=browser)

@@ -4,18 +4,19 @@ Deliberately raw and cheap to build: parsing the user agent, extracting the
 referrer's host, geolocating and hashing the IP all happen in the click writer,
 off the request path. The IP lives only in memory; it is never stored.
 """
+
 from __future__ import annotations
 
 import msgspec
 
 
 class Click(msgspec.Struct, array_like=True, gc=False, frozen=True):
-    link_id: int          # links.id (internal rowid)
-    account_id: int       # accounts.id (internal rowid)
-    ts: int               # Unix milliseconds, UTC
-    user_agent: str       # as sent, cropped to 512 characters
-    referrer: str         # raw Referer header, "" when none
-    campaign: str         # utm_source of the short URL's query, "" when none
-    ip: str               # client IP after the trusted-proxy rules
-    country_hint: str     # ISO alpha-2 from a trusted proxy's country header, "" when none
+    link_id: int  # links.id (internal rowid)
+    account_id: int  # accounts.id (internal rowid)
+    ts: int  # Unix milliseconds, UTC
+    user_agent: str  # as sent, cropped to 512 characters
+    referrer: str  # raw Referer header, "" when none
+    campaign: str  # utm_source of the short URL's query, "" when none
+    ip: str  # client IP after the trusted-proxy rules
+    country_hint: str  # ISO alpha-2 from a trusted proxy's country header, "" when none
     is_bot: bool

@@ -9,6 +9,7 @@ request path. The labels are what the analytics breakdowns show:
 - referrer: the referring host, or DIRECT;
 - campaign: the utm_source value, or NO_CAMPAIGN.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -27,9 +28,23 @@ NO_CAMPAIGN = "None"
 USER_AGENT_CACHE_SIZE = 8192
 IP_CACHE_SIZE = 65536
 _COUNTRY_CODE = re.compile(r"[A-Z]{2}")
-_NOT_A_COUNTRY = {"XX", "ZZ"}   # "unknown" markers some proxies send
-_DESKTOP_OSES = {"Windows", "Mac OS X", "Linux", "Ubuntu", "Chrome OS", "ChromeOS", "Fedora",
-                 "Debian", "FreeBSD", "OpenBSD", "NetBSD", "Solaris", "Mint", "Arch Linux"}
+_NOT_A_COUNTRY = {"XX", "ZZ"}  # "unknown" markers some proxies send
+_DESKTOP_OSES = {
+    "Windows",
+    "Mac OS X",
+    "Linux",
+    "Ubuntu",
+    "Chrome OS",
+    "ChromeOS",
+    "Fedora",
+    "Debian",
+    "FreeBSD",
+    "OpenBSD",
+    "NetBSD",
+    "Solaris",
+    "Mint",
+    "Arch Linux",
+}
 _MOBILE_OSES = {"iOS", "Windows Phone", "BlackBerry OS", "KaiOS", "Symbian OS", "Tizen"}
 
 
@@ -74,8 +89,9 @@ def campaign_label(utm_source: str) -> str:
 
 @lru_cache(maxsize=1)
 def _geoip():
-    from geoip2fast import GeoIP2Fast   # loads its tables (~0.2 s): only when first needed
-    return GeoIP2Fast(geoip2fast_data_file="geoip2fast-ipv6.dat.gz")   # IPv4 and IPv6
+    from geoip2fast import GeoIP2Fast  # loads its tables (~0.2 s): only when first needed
+
+    return GeoIP2Fast(geoip2fast_data_file="geoip2fast-ipv6.dat.gz")  # IPv4 and IPv6
 
 
 def country_of(ip: str, trusted_hint: str) -> str:

@@ -5,6 +5,7 @@ given to the one script are JSON in a data block, with <, > and & escaped so
 nothing can close the element. The style and the script are constants, so the
 Content-Security-Policy allows exactly them by hash and nothing else.
 """
+
 from __future__ import annotations
 
 import base64
@@ -15,8 +16,8 @@ from html import escape
 from shortlink.visits.appurls import Plan
 
 SERVICE_NAME = "shortlink"
-FALLBACK_DELAY_MS = 2500           # iOS: after trying the app's scheme on load
-IN_APP_FALLBACK_DELAY_MS = 1500    # Android in-app browsers: after a tap on "Open in app"
+FALLBACK_DELAY_MS = 2500  # iOS: after trying the app's scheme on load
+IN_APP_FALLBACK_DELAY_MS = 1500  # Android in-app browsers: after a tap on "Open in app"
 
 STYLE = (
     ":root{color-scheme:light dark;font-family:system-ui,-apple-system,sans-serif}"
@@ -71,8 +72,7 @@ PAGE_HEADERS = {
 
 def script_json(data: dict) -> str:
     """JSON that is safe inside a <script> element: nothing in it can end the element."""
-    return (json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("&", "\\u0026"))
+    return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _button(href: str, label: str, primary: bool = False, element_id: str = "") -> str:
@@ -124,7 +124,7 @@ def password_page(error: str | None = None) -> str:
         '<form method="post">'
         '<p><label for="password">This link is protected. Enter its password to continue.</label></p>'
         '<p><input id="password" name="password" type="password" autocomplete="current-password" '
-        'required autofocus></p>'
+        "required autofocus></p>"
         '<button class="button primary" type="submit">Continue</button></form>'
     )
     return _layout("Password required", notice + form)
@@ -136,15 +136,19 @@ def too_many_attempts_page(retry_after: int) -> str:
 
 
 def ios_page(plan: Plan, title: str | None) -> str:
-    body = ("<p>Opening the app… If nothing happens, continue to the website.</p>"
-            + _button(plan.app_url, "Open in app", primary=True, element_id="app")
-            + _button(plan.location, "Continue to website") + _script(plan, FALLBACK_DELAY_MS))
+    body = (
+        "<p>Opening the app… If nothing happens, continue to the website.</p>"
+        + _button(plan.app_url, "Open in app", primary=True, element_id="app")
+        + _button(plan.location, "Continue to website")
+        + _script(plan, FALLBACK_DELAY_MS)
+    )
     return _layout(title or "Opening the app", body)
 
 
 def store_page(plan: Plan, title: str | None) -> str:
-    body = ("<p>If the App Store does not open by itself, use the button.</p>"
-            + _button(plan.app_url, "Open in the App Store", primary=True))
+    body = "<p>If the App Store does not open by itself, use the button.</p>" + _button(
+        plan.app_url, "Open in the App Store", primary=True
+    )
     if plan.location != plan.app_url:
         body += _button(plan.location, "Continue to website")
     return _layout(title or "Opening the App Store", body + _script(plan, FALLBACK_DELAY_MS))
@@ -160,5 +164,4 @@ def in_app_page(plan: Plan, title: str | None) -> str:
     if plan.escape_url:
         buttons += _button(plan.escape_url, "Open in browser", primary=not plan.app_url)
     buttons += _button(plan.location, "Continue")
-    return _layout(title or "Open link", f"<p>{text}</p>{buttons}"
-                   + _script(plan, IN_APP_FALLBACK_DELAY_MS))
+    return _layout(title or "Open link", f"<p>{text}</p>{buttons}" + _script(plan, IN_APP_FALLBACK_DELAY_MS))

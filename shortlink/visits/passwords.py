@@ -4,6 +4,7 @@ remembers a correct entry, and the key that password attempts are counted under.
 The cookie's signature covers the link, the expiry and the current password hash, so
 changing or removing the password ends every remembered entry.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,14 +24,14 @@ def _signature(secret: bytes, link_public_id: str, password_hash: str, expires: 
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def make_cookie_value(secret: bytes, link_public_id: str, password_hash: str,
-                      now: float | None = None) -> str:
+def make_cookie_value(secret: bytes, link_public_id: str, password_hash: str, now: float | None = None) -> str:
     expires = int((now or time.time()) + REMEMBER_SECONDS)
     return f"{expires}.{_signature(secret, link_public_id, password_hash, expires)}"
 
 
-def cookie_is_valid(secret: bytes, link_public_id: str, password_hash: str, value: str | None,
-                    now: float | None = None) -> bool:
+def cookie_is_valid(
+    secret: bytes, link_public_id: str, password_hash: str, value: str | None, now: float | None = None
+) -> bool:
     if not value or "." not in value:
         return False
     expires_text, _, signature = value.partition(".")

@@ -7,6 +7,7 @@ agent labels, referrer host, country, visitor hash), raw rows, link counters
 and rollups together. A failed write keeps its clicks queued for the next try;
 `stop()` writes everything still queued.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -91,8 +92,9 @@ class ClickRecorder:
                 await self.flush()
                 return
             except (sqlite3.Error, OSError):
-                log.exception("could not write %d queued clicks (attempt %d of %d)",
-                              len(self._queue), attempt, STOP_ATTEMPTS)
+                log.exception(
+                    "could not write %d queued clicks (attempt %d of %d)", len(self._queue), attempt, STOP_ATTEMPTS
+                )
                 await asyncio.sleep(self.config.flush_interval_ms / 1000)
         log.error("stopping with %d clicks unwritten", len(self._queue))
 
@@ -114,7 +116,7 @@ class ClickRecorder:
                 storing = asyncio.ensure_future(self._store(rows))
                 following = list(islice(self._queue, batch_length, batch_length + size))
                 prepared = await self._enrich(following) if following else []
-                await storing   # on failure the batch stays queued and `prepared` is dropped
+                await storing  # on failure the batch stays queued and `prepared` is dropped
                 # Only the writer removes from the left, so these are exactly the batch.
                 for _ in range(batch_length):
                     self._queue.popleft()
@@ -130,7 +132,7 @@ class ClickRecorder:
                 await asyncio.wait_for(self._wake.wait(), interval)
             self._wake.clear()
             if not self._queue:
-                self.last_flush_at = time.monotonic()   # idle is healthy
+                self.last_flush_at = time.monotonic()  # idle is healthy
                 continue
             try:
                 # Shielded: a write already on the database thread completes even if
@@ -148,7 +150,7 @@ class ClickRecorder:
         for start in range(0, len(batch), ENRICH_CHUNK):
             if start:
                 await asyncio.sleep(0)
-            rows += [self._stored(click, keys) for click in batch[start:start + ENRICH_CHUNK]]
+            rows += [self._stored(click, keys) for click in batch[start : start + ENRICH_CHUNK]]
         return rows
 
     async def _store(self, rows: list[click_store.StoredClick]) -> None:
@@ -161,10 +163,20 @@ class ClickRecorder:
         day = self._day(click.ts)
         device, browser, os_family = enrich.user_agent_labels(click.user_agent)
         return click_store.StoredClick(
-            click.link_id, click.account_id, click.ts, day, device, browser, os_family,
-            enrich.country_of(click.ip, click.country_hint), enrich.referrer_host(click.referrer),
-            enrich.campaign_label(click.campaign), click.user_agent,
-            enrich.visitor_hash(keys[day], click.ip, click.user_agent), click.is_bot)
+            click.link_id,
+            click.account_id,
+            click.ts,
+            day,
+            device,
+            browser,
+            os_family,
+            enrich.country_of(click.ip, click.country_hint),
+            enrich.referrer_host(click.referrer),
+            enrich.campaign_label(click.campaign),
+            click.user_agent,
+            enrich.visitor_hash(keys[day], click.ip, click.user_agent),
+            click.is_bot,
+        )
 
     async def _visitor_keys(self, days: set[str]) -> dict[str, bytes]:
         """Each day's visitor-hash key; stored ones are read once per day, not per batch."""
@@ -172,8 +184,9 @@ class ClickRecorder:
         needed = {day for day in days if day >= oldest_kept and day not in self._day_keys}
         if needed:
             self._day_keys = {day: key for day, key in self._day_keys.items() if day >= oldest_kept}
-            self._day_keys.update(await self.db.run(click_store.day_keys, needed, oldest_kept,
-                                                    lambda: secrets.token_bytes(32)))
+            self._day_keys.update(
+                await self.db.run(click_store.day_keys, needed, oldest_kept, lambda: secrets.token_bytes(32))
+            )
         return {day: self._day_keys[day] if day >= oldest_kept else self._old_day_key(day) for day in days}
 
     def _old_day_key(self, day: str) -> bytes:

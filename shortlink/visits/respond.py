@@ -3,6 +3,7 @@
 The web route feeds in the request's facts and sends the Reply back as it is,
 so every response kind can be tested as a plain function call.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -59,12 +60,12 @@ _PAGES = {"ios": pages.ios_page, "store": pages.store_page, "in_app": pages.in_a
 
 def was_escaped(query_string: str) -> bool:
     """Did the visitor come back through our own "Open in browser" link?"""
-    return _MARKER_PARAMETER in query_string and any(
-        key == ESCAPE_MARKER for key, _ in parse_qsl(query_string))
+    return _MARKER_PARAMETER in query_string and any(key == ESCAPE_MARKER for key, _ in parse_qsl(query_string))
 
 
-def destination(target: VisitTarget, visitor: Visitor, query_string: str,
-                short_url: Callable[[], str], redirect_status: int = 302) -> Reply:
+def destination(
+    target: VisitTarget, visitor: Visitor, query_string: str, short_url: Callable[[], str], redirect_status: int = 302
+) -> Reply:
     """The redirect or interstitial that takes the visitor to the link's destination.
 
     `short_url` builds this request's short URL; only in-app visitors need it (for the
@@ -73,8 +74,15 @@ def destination(target: VisitTarget, visitor: Visitor, query_string: str,
     ios_url = forward_utm(target.ios_url, query_string) if target.ios_url else None
     android_url = forward_utm(target.android_url, query_string) if target.android_url else None
     in_app = visitor.in_app is not None
-    plan = plan_visit(visitor, target.platform, web_url, ios_url, android_url,
-                      short_url() if in_app else "", escaped=in_app and was_escaped(query_string))
+    plan = plan_visit(
+        visitor,
+        target.platform,
+        web_url,
+        ios_url,
+        android_url,
+        short_url() if in_app else "",
+        escaped=in_app and was_escaped(query_string),
+    )
     if plan.action == "redirect":
         return Reply(redirect_status, {"Location": plan.location, **REDIRECT_HEADERS})
     return page(200, _PAGES[plan.action](plan, target.title))

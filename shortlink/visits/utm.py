@@ -1,4 +1,5 @@
 """Forwarding the short URL's utm_* parameters onto the destination."""
+
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
@@ -10,9 +11,11 @@ def utm_params(query_string: str) -> dict[str, str]:
     """The utm_* parameters of a query, the last value winning for a repeated name."""
     if PREFIX not in query_string:
         return {}
-    return {key: value for key, value in parse_qsl(query_string, keep_blank_values=True,
-                                                   errors="replace")
-            if key.startswith(PREFIX) and len(key) > len(PREFIX)}
+    return {
+        key: value
+        for key, value in parse_qsl(query_string, keep_blank_values=True, errors="replace")
+        if key.startswith(PREFIX) and len(key) > len(PREFIX)
+    }
 
 
 def forward_utm(destination: str, query_string: str) -> str:
@@ -27,7 +30,10 @@ def forward_utm(destination: str, query_string: str) -> str:
     if not forwarded:
         return destination
     parts = urlsplit(destination)
-    kept = [segment for segment in parts.query.split("&")
-            if segment and unquote_plus(segment.split("=", 1)[0]) not in forwarded]
+    kept = [
+        segment
+        for segment in parts.query.split("&")
+        if segment and unquote_plus(segment.split("=", 1)[0]) not in forwarded
+    ]
     kept += [f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in forwarded.items()]
     return urlunsplit(parts._replace(query="&".join(kept)))

@@ -3,6 +3,7 @@
 One JSON object per line and request: time, method, path (no query string: it
 can carry anything), status and duration. No IP, no user agent, no cookies, no keys.
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,7 +22,7 @@ access_log = logging.getLogger("shortlink.access")
 
 
 class AccessRecord(msgspec.Struct):
-    time: str        # when the response was complete, ISO 8601 UTC
+    time: str  # when the response was complete, ISO 8601 UTC
     method: str
     path: str
     status: int
@@ -45,7 +46,7 @@ def configure_access_log(enabled: bool) -> None:
     access_log.propagate = False
     if enabled and not access_log.handlers:
         queue: SimpleQueue = SimpleQueue()
-        LoggingQueueListener(queue, logging.StreamHandler(sys.stderr))   # starts now, stops at exit
+        LoggingQueueListener(queue, logging.StreamHandler(sys.stderr))  # starts now, stops at exit
         access_log.addHandler(QueueHandler(queue))
 
 
@@ -66,8 +67,13 @@ def access_log_middleware(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, send_and_note)
         finally:
-            record = AccessRecord(to_iso(utcnow()), scope["method"], scope["path"][:256], status,
-                                  round((time.perf_counter() - started) * 1000, 2))
+            record = AccessRecord(
+                to_iso(utcnow()),
+                scope["method"],
+                scope["path"][:256],
+                status,
+                round((time.perf_counter() - started) * 1000, 2),
+            )
             access_log.info(_encode(record).decode())
 
     return middleware

@@ -1,9 +1,10 @@
 """GET /me: the account, key, subscription and rate limits of the calling key."""
+
 from __future__ import annotations
 
 import msgspec
-from litestar.di import NamedDependency
 from litestar import Controller, get
+from litestar.di import NamedDependency
 
 from shortlink.accounts import Principal
 from shortlink.links import service as links
@@ -54,18 +55,20 @@ class AccountController(Controller):
     @get("/", responses=error_responses(), summary="The account of the API key")
     async def me(self, principal: NamedDependency[Principal], services: NamedDependency[Services]) -> MeResponse:
         created_today = await services.db.run(links.created_today, principal.account_id, utcnow())
-        return MeResponse(Me(
-            user=MeUser(id=principal.account_public_id, email=principal.email, name=principal.name),
-            key=MeKey(id=principal.key_public_id, prefix=principal.key_prefix),
-            subscription=MeSubscription(
-                is_active=principal.subscription_active,
-                current_period_end=principal.current_period_end,
-                cancel_at_period_end=principal.cancel_at_period_end,
-            ),
-            rate_limits=RateLimits(
-                requests_per_minute=services.api_limiter.capacity,
-                remaining=services.api_limiter.peek(principal.key_id),
-                links_per_day=services.config.limits.links_per_day,
-                links_created_today=created_today,
-            ),
-        ))
+        return MeResponse(
+            Me(
+                user=MeUser(id=principal.account_public_id, email=principal.email, name=principal.name),
+                key=MeKey(id=principal.key_public_id, prefix=principal.key_prefix),
+                subscription=MeSubscription(
+                    is_active=principal.subscription_active,
+                    current_period_end=principal.current_period_end,
+                    cancel_at_period_end=principal.cancel_at_period_end,
+                ),
+                rate_limits=RateLimits(
+                    requests_per_minute=services.api_limiter.capacity,
+                    remaining=services.api_limiter.peek(principal.key_id),
+                    links_per_day=services.config.limits.links_per_day,
+                    links_created_today=created_today,
+                ),
+            )
+        )

@@ -1,4 +1,5 @@
 """GET /links/{id}/analytics and GET /analytics: thin handlers over shortlink.analytics."""
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -22,32 +23,60 @@ from shortlink.web.openapi import error_responses
 
 # Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it
 # (and "7.0" or "1e1" are not read as numbers). `days` is documented as the integer it is.
-Days = Annotated[str, QueryParameter(
-    schema_extra={"type": OpenAPIType.INTEGER, "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
-    description=f"Look back this many days, 1-{MAX_DAYS}. Default {DEFAULT_DAYS}. Ignored when from is set.")]
-From = Annotated[str | None, QueryParameter(name="from", max_length=64, description=(
-    "Range start: YYYY-MM-DD (00:00 UTC) or an ISO 8601 date-time with T; no offset means UTC."))]
-To = Annotated[str | None, QueryParameter(name="to", max_length=64, description=(
-    "Range end: YYYY-MM-DD (that whole UTC day) or an ISO 8601 date-time with T; no offset means UTC. "
-    "Default now."))]
+Days = Annotated[
+    str,
+    QueryParameter(
+        schema_extra={"type": OpenAPIType.INTEGER, "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
+        description=f"Look back this many days, 1-{MAX_DAYS}. Default {DEFAULT_DAYS}. Ignored when from is set.",
+    ),
+]
+From = Annotated[
+    str | None,
+    QueryParameter(
+        name="from",
+        max_length=64,
+        description=("Range start: YYYY-MM-DD (00:00 UTC) or an ISO 8601 date-time with T; no offset means UTC."),
+    ),
+]
+To = Annotated[
+    str | None,
+    QueryParameter(
+        name="to",
+        max_length=64,
+        description=(
+            "Range end: YYYY-MM-DD (that whole UTC day) or an ISO 8601 date-time with T; no offset means UTC. "
+            "Default now."
+        ),
+    ),
+]
 
 
 class AnalyticsController(Controller):
     tags = ["analytics"]
 
-    @get("/links/{id:str}/analytics", responses=error_responses(404),
-         summary="Analytics for one link")
-    async def link(self, id: FromPath[str],  # noqa: A002 - Litestar names it after the path's {id}
-                   owner: NamedDependency[service.Owner], services: NamedDependency[Services],
-                   days: Days = str(DEFAULT_DAYS), start: From = None, end: To = None) -> LinkAnalyticsResponse:
+    @get("/links/{id:str}/analytics", responses=error_responses(404), summary="Analytics for one link")
+    async def link(
+        self,
+        id: FromPath[str],
+        owner: NamedDependency[service.Owner],
+        services: NamedDependency[Services],
+        days: Days = str(DEFAULT_DAYS),
+        start: From = None,
+        end: To = None,
+    ) -> LinkAnalyticsResponse:
         now = utcnow()
         span = parse_range(days, start, end, now)
         return LinkAnalyticsResponse(await services.db.run(link_analytics, owner.account_id, id, span, now))
 
     @get("/analytics", responses=error_responses(), summary="Analytics across all links of the account")
-    async def account(self, owner: NamedDependency[service.Owner], services: NamedDependency[Services],
-                      days: Days = str(DEFAULT_DAYS), start: From = None,
-                      end: To = None) -> AccountAnalyticsResponse:
+    async def account(
+        self,
+        owner: NamedDependency[service.Owner],
+        services: NamedDependency[Services],
+        days: Days = str(DEFAULT_DAYS),
+        start: From = None,
+        end: To = None,
+    ) -> AccountAnalyticsResponse:
         now = utcnow()
         span = parse_range(days, start, end, now)
         return AccountAnalyticsResponse(await services.db.run(account_analytics, owner.account_id, span, now))

@@ -1,4 +1,5 @@
 """The Litestar application: the API under /api/v1, the visitor routes, /healthz."""
+
 from __future__ import annotations
 
 from litestar import Litestar, Router
@@ -8,8 +9,8 @@ from litestar.di import Provide
 from shortlink.config import Config
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
-from shortlink.web.analytics import AnalyticsController
 from shortlink.web.account import AccountController
+from shortlink.web.analytics import AnalyticsController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import handle_exception

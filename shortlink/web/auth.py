@@ -1,4 +1,5 @@
 """Authentication, the Pro gate and the rate limit for every /api/v1 route, written once."""
+
 from __future__ import annotations
 
 from litestar import Request

@@ -6,6 +6,7 @@ keep memory per request small and answer in the API's error envelope. Bodies
 are bounded in size by `request_max_body_size`, and must be JSON objects of the
 exact types the API documents (`check_json_body`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,9 +39,17 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         body = envelope_bytes("VALIDATION_ERROR", problem)
-        await send({"type": "http.response.start", "status": 400, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     return middleware
@@ -70,7 +79,7 @@ async def check_json_body(request: Request) -> None:
         _decoder(data.annotation).decode(body)
     except msgspec.ValidationError as exc:
         raise _field_error(str(exc)) from None
-    except (msgspec.DecodeError, UnicodeDecodeError):   # msgspec raises the latter for bad UTF-8 in a string
+    except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec raises the latter for bad UTF-8 in a string
         raise ValidationError("body", f"is not valid JSON: {_json_problem(body)}") from None
 
 
@@ -85,10 +94,12 @@ def _field_error(message: str) -> ValidationError:
     text, _, where = message.partition(" - at `$.")
     if where:
         return ValidationError(where.rstrip("`"), text)
-    for lead, problem in (("Object contains unknown field `", "unknown field; it cannot be set here"),
-                          ("Object missing required field `", "is required")):
+    for lead, problem in (
+        ("Object contains unknown field `", "unknown field; it cannot be set here"),
+        ("Object missing required field `", "is required"),
+    ):
         if message.startswith(lead):
-            return ValidationError(message[len(lead):].split("`", 1)[0], problem)
+            return ValidationError(message[len(lead) :].split("`", 1)[0], problem)
     return ValidationError("body", f"must be a JSON object ({message.replace(' - at `$`', '')})")
 
 

@@ -1,4 +1,5 @@
 """The one exception handler: every error leaves as {"error": {"code", "message"}}."""
+
 from __future__ import annotations
 
 import logging
@@ -49,9 +50,11 @@ def _validation_message(exc: ValidationException) -> str:
     """Litestar lists the failures of query and path parameters in `extra`; name each.
     (Bodies are checked before Litestar reads them: web.bounds.check_json_body.)"""
     parts = [
-        f"{_camel(item['key'])}: {item.get('message', 'invalid value')}" if item.get("key")
+        f"{_camel(item['key'])}: {item.get('message', 'invalid value')}"
+        if item.get("key")
         else str(item.get("message", "invalid value"))
-        for item in (exc.extra if isinstance(exc.extra, list) else []) if isinstance(item, dict)
+        for item in (exc.extra if isinstance(exc.extra, list) else [])
+        if isinstance(item, dict)
     ]
     detail = exc.detail if exc.detail and not exc.detail.startswith("Validation failed") else ""
     return "; ".join(parts) or detail or "Invalid request"
@@ -65,8 +68,7 @@ def handle_exception(request: Request, exc: Exception) -> Response:
     if isinstance(exc, NotFoundException):
         return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
     if isinstance(exc, MethodNotAllowedException):
-        return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}",
-                              exc.headers)
+        return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}", exc.headers)
     if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
         message = exc.detail or "Invalid request"
         if exc.status_code == 413:

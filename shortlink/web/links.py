@@ -1,11 +1,12 @@
 """The /links resource: thin handlers over shortlink.links.service."""
+
 from __future__ import annotations
 
 import asyncio
 from typing import Annotated
 
-from litestar.di import NamedDependency
 from litestar import Controller, delete, get, patch, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from shortlink.accounts import Principal
@@ -26,8 +27,12 @@ from shortlink.web.openapi import error_responses
 
 
 def provide_owner(principal: NamedDependency[Principal], services: NamedDependency[Services]) -> service.Owner:
-    return service.Owner(principal.account_id, services.config.short_host,
-                         services.config.limits.links_per_day, tuple(services.config.links.domains))
+    return service.Owner(
+        principal.account_id,
+        services.config.short_host,
+        services.config.limits.links_per_day,
+        tuple(services.config.links.domains),
+    )
 
 
 async def hash_password(password: str | None) -> str | None:
@@ -41,11 +46,18 @@ class LinkController(Controller):
     tags = ["links"]
 
     @post("/", status_code=201, responses=error_responses(409), summary="Create a link")
-    async def create(self, data: JSONBody[CreateLink], owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> LinkResponse:
+    async def create(
+        self, data: JSONBody[CreateLink], owner: NamedDependency[service.Owner], services: NamedDependency[Services]
+    ) -> LinkResponse:
         password_hash = await hash_password(data.password)
-        link = await services.db.run(service.create_link, owner, data, now=utcnow(),
-                                     password_hash=password_hash,
-                                     fetch_title=services.config.fetcher.enabled)
+        link = await services.db.run(
+            service.create_link,
+            owner,
+            data,
+            now=utcnow(),
+            password_hash=password_hash,
+            fetch_title=services.config.fetcher.enabled,
+        )
         services.links_changed(link.short_code)
         services.fetcher.notify()
         return LinkResponse(link)
@@ -58,37 +70,52 @@ class LinkController(Controller):
         # Any page: one past the end is empty (the query string is bounded by web.bounds).
         page: Annotated[int, QueryParameter(ge=1)] = 1,
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
-        search: Annotated[str | None, QueryParameter(
-            description="Case-insensitive substring of the destination, title or short code")] = None,
+        search: Annotated[
+            str | None, QueryParameter(description="Case-insensitive substring of the destination, title or short code")
+        ] = None,
         short_code: Annotated[str | None, QueryParameter(name="shortCode", description="Exact short code")] = None,
         platform: FromQuery[Platform | None] = None,
         is_active: Annotated[bool | None, QueryParameter(name="isActive")] = None,
     ) -> LinkListResponse:
-        query = LinkFilter(page=page, limit=limit, search=search, short_code=short_code,
-                           platform=platform, is_active=is_active)
+        query = LinkFilter(
+            page=page, limit=limit, search=search, short_code=short_code, platform=platform, is_active=is_active
+        )
         links, pagination = await services.db.run(service.list_links, owner, query)
         return LinkListResponse(links, pagination)
 
     # The path parameter is `id`, as in the spec; Litestar names the argument after it.
     @get("/{id:str}", responses=error_responses(404), summary="Get a link")
-    async def get(self, id: FromPath[str], owner: NamedDependency[service.Owner],  # noqa: A002
-                  services: NamedDependency[Services]) -> LinkResponse:
+    async def get(
+        self,
+        id: FromPath[str],
+        owner: NamedDependency[service.Owner],
+        services: NamedDependency[Services],
+    ) -> LinkResponse:
         return LinkResponse(await services.db.run(service.get_link, owner, id))
 
     @patch("/{id:str}", responses=error_responses(404), summary="Change a link")
-    async def update(self, id: FromPath[str], data: JSONBody[UpdateLink],  # noqa: A002
-                     owner: NamedDependency[service.Owner], services: NamedDependency[Services]) -> LinkResponse:
+    async def update(
+        self,
+        id: FromPath[str],
+        data: JSONBody[UpdateLink],
+        owner: NamedDependency[service.Owner],
+        services: NamedDependency[Services],
+    ) -> LinkResponse:
         password = data.password if isinstance(data.password, str) else None
         password_hash = await hash_password(password)
-        link, code = await services.db.run(service.update_link, owner, id, data,
-                                           now=utcnow(), password_hash=password_hash)
+        link, code = await services.db.run(
+            service.update_link, owner, id, data, now=utcnow(), password_hash=password_hash
+        )
         services.links_changed(code)
         return LinkResponse(link)
 
-    @delete("/{id:str}", status_code=200, responses=error_responses(404),
-            summary="Delete a link and its click history")
-    async def remove(self, id: FromPath[str], owner: NamedDependency[service.Owner],  # noqa: A002
-                     services: NamedDependency[Services]) -> DeletedLinkResponse:
+    @delete("/{id:str}", status_code=200, responses=error_responses(404), summary="Delete a link and its click history")
+    async def remove(
+        self,
+        id: FromPath[str],
+        owner: NamedDependency[service.Owner],
+        services: NamedDependency[Services],
+    ) -> DeletedLinkResponse:
         code = await services.db.run(service.delete_link, owner, id)
         services.links_changed(code)
         return DeletedLinkResponse(DeletedLink(id=id, deleted=True))

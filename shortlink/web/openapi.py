@@ -3,6 +3,7 @@
 Errors in the envelope, closed request bodies, non-empty change sets, the
 rate-limit headers, and a schema path that answers unknown pages in the envelope.
 """
+
 from __future__ import annotations
 
 from dataclasses import fields
@@ -11,6 +12,7 @@ from typing import Any
 import msgspec
 from litestar import Response, Router
 from litestar._openapi.schema_generation import SchemaCreator
+
 # Not re-exported publicly; litestar is pinned below 3.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi import OpenAPIConfig, ResponseSpec
@@ -29,8 +31,7 @@ from litestar.typing import FieldDefinition
 from shortlink.web.errors import ErrorBody, error_response
 
 _DESCRIPTIONS = {
-    400: "VALIDATION_ERROR: invalid body or query parameters, or a query string or header "
-         "block over its size limit",
+    400: "VALIDATION_ERROR: invalid body or query parameters, or a query string or header block over its size limit",
     401: "UNAUTHORIZED: missing, invalid or revoked API key",
     403: "SUBSCRIPTION_REQUIRED: the key's account has no active Pro subscription",
     404: "NOT_FOUND: no link with this id in the account",
@@ -47,8 +48,9 @@ RATE_LIMIT_HEADERS = {
     "X-RateLimit-Remaining": OpenAPIHeader(schema=_INTEGER, description="Requests left now"),
     "X-RateLimit-Reset": OpenAPIHeader(schema=_INTEGER, description="Seconds until the bucket is full again"),
 }
-RETRY_AFTER = OpenAPIHeader(schema=Schema(type=OpenAPIType.INTEGER, minimum=1), required=True,
-                            description="Seconds until a retry can succeed")
+RETRY_AFTER = OpenAPIHeader(
+    schema=Schema(type=OpenAPIType.INTEGER, minimum=1), required=True, description="Seconds until a retry can succeed"
+)
 
 
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
@@ -59,8 +61,7 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
     envelope) for any operation that has parameters.
     """
     return {
-        status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status],
-                             generate_examples=False)
+        status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status], generate_examples=False)
         for status in sorted({*statuses, 400, 401, 403, 429, 500})
     }
 
@@ -119,11 +120,17 @@ def openapi_config(path: str) -> OpenAPIConfig:
         return error_response(404, "NOT_FOUND", f"No such page: the OpenAPI document is {path}/openapi.json")
 
     return _ApiOpenAPIConfig(
-        title="shortlink API", version="1.0.0", path=path,
-        components=Components(security_schemes={
-            "bearerAuth": SecurityScheme(type="http", scheme="bearer",
-                                         description="Authorization: Bearer sl_live_<32 characters>"),
-        }),
-        openapi_router=Router(path, route_handlers=[], include_in_schema=False,
-                              after_request=not_found_in_the_envelope),
+        title="shortlink API",
+        version="1.0.0",
+        path=path,
+        components=Components(
+            security_schemes={
+                "bearerAuth": SecurityScheme(
+                    type="http", scheme="bearer", description="Authorization: Bearer sl_live_<32 characters>"
+                ),
+            }
+        ),
+        openapi_router=Router(
+            path, route_handlers=[], include_in_schema=False, after_request=not_found_in_the_envelope
+        ),
     )

@@ -1,4 +1,5 @@
 """GET /links/{id}/qr: the link's short URL as an SVG or PNG QR code."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,12 +49,10 @@ class ImageOperation(Operation):
                 headers=_CACHE_HEADERS,
                 content={
                     qr.MEDIA_TYPES["svg"]: OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING)),
-                    qr.MEDIA_TYPES["png"]: OpenAPIMediaType(
-                        schema=Schema(type=OpenAPIType.STRING, format="binary")),  # type: ignore[arg-type]
+                    qr.MEDIA_TYPES["png"]: OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING, format="binary")),  # type: ignore[arg-type]
                 },
             ),
-            "304": OpenAPIResponse(description="Not modified: If-None-Match matched the ETag",
-                                   headers=_CACHE_HEADERS),
+            "304": OpenAPIResponse(description="Not modified: If-None-Match matched the ETag", headers=_CACHE_HEADERS),
         }
 
 
@@ -61,39 +60,71 @@ class QrController(Controller):
     path = "/links"
     tags = ["links"]
 
-    @get("/{id:str}/qr", responses=error_responses(404), operation_class=ImageOperation,
-         summary="QR code image of the link's short URL")
+    @get(
+        "/{id:str}/qr",
+        responses=error_responses(404),
+        operation_class=ImageOperation,
+        summary="QR code image of the link's short URL",
+    )
     async def qr_code(
         self,
-        id: FromPath[str],  # noqa: A002 - Litestar names the argument after the path's {id}
+        id: FromPath[str],
         owner: NamedDependency[service.Owner],
         services: NamedDependency[Services],
         format: Annotated[qr.Format, QueryParameter(description="Image format")] = "svg",
         # Integers read as text: Litestar's lax parsing would take "512.0" and "1e3";
         # make_options accepts digits only, and the document still says integer.
-        size: Annotated[str, QueryParameter(
-            schema_extra={"type": OpenAPIType.INTEGER, "minimum": qr.MIN_SIZE, "maximum": qr.MAX_SIZE,
-                          "default": qr.DEFAULT_SIZE},
-            description="Width and height of the image in pixels, quiet zone included")] = str(qr.DEFAULT_SIZE),
-        color: Annotated[str, QueryParameter(
-            pattern=qr.HEX_COLOR_PATTERN, description="Colour of the dark modules: #rgb or #rrggbb, # optional",
-        )] = "#000000",
-        bg_color: Annotated[str, QueryParameter(
-            name="bgColor", pattern=qr.HEX_COLOR_PATTERN,
-            description="Background colour: #rgb or #rrggbb, # optional; must be clearly lighter than color",
-        )] = "#ffffff",
-        margin: Annotated[str, QueryParameter(
-            schema_extra={"type": OpenAPIType.INTEGER, "minimum": qr.MIN_MARGIN, "maximum": qr.MAX_MARGIN,
-                          "default": qr.DEFAULT_MARGIN},
-            description="Quiet zone around the code, in modules")] = str(qr.DEFAULT_MARGIN),
-        error_correction: Annotated[qr.ErrorCorrection, QueryParameter(
-            name="errorCorrection", description="Minimum error-correction level")] = "M",
-        if_none_match: Annotated[str | None, HeaderParameter(
-            name="If-None-Match", max_length=1024, description="ETags of copies the client holds")] = None,
+        size: Annotated[
+            str,
+            QueryParameter(
+                schema_extra={
+                    "type": OpenAPIType.INTEGER,
+                    "minimum": qr.MIN_SIZE,
+                    "maximum": qr.MAX_SIZE,
+                    "default": qr.DEFAULT_SIZE,
+                },
+                description="Width and height of the image in pixels, quiet zone included",
+            ),
+        ] = str(qr.DEFAULT_SIZE),
+        color: Annotated[
+            str,
+            QueryParameter(
+                pattern=qr.HEX_COLOR_PATTERN,
+                description="Colour of the dark modules: #rgb or #rrggbb, # optional",
+            ),
+        ] = "#000000",
+        bg_color: Annotated[
+            str,
+            QueryParameter(
+                name="bgColor",
+                pattern=qr.HEX_COLOR_PATTERN,
+                description="Background colour: #rgb or #rrggbb, # optional; must be clearly lighter than color",
+            ),
+        ] = "#ffffff",
+        margin: Annotated[
+            str,
+            QueryParameter(
+                schema_extra={
+                    "type": OpenAPIType.INTEGER,
+                    "minimum": qr.MIN_MARGIN,
+                    "maximum": qr.MAX_MARGIN,
+                    "default": qr.DEFAULT_MARGIN,
+                },
+                description="Quiet zone around the code, in modules",
+            ),
+        ] = str(qr.DEFAULT_MARGIN),
+        error_correction: Annotated[
+            qr.ErrorCorrection, QueryParameter(name="errorCorrection", description="Minimum error-correction level")
+        ] = "M",
+        if_none_match: Annotated[
+            str | None,
+            HeaderParameter(name="If-None-Match", max_length=1024, description="ETags of copies the client holds"),
+        ] = None,
     ) -> Response[bytes]:
         link = await services.db.run(service.get_link, owner, id)
-        options = qr.make_options(format=format, size=size, color=color, bg_color=bg_color,
-                                  margin=margin, error_correction=error_correction)
+        options = qr.make_options(
+            format=format, size=size, color=color, bg_color=bg_color, margin=margin, error_correction=error_correction
+        )
         image = qr.render(link.short_url, options)
         headers = {"ETag": image.etag, "Cache-Control": CACHE_CONTROL}
         if etag_matches(if_none_match, image.etag):

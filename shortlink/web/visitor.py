@@ -4,6 +4,7 @@ Kept lean on purpose: no dependency injection, one pass over the raw headers,
 the link from the in-memory cache, the visitor class from a cached classifier,
 and the click handed to the in-memory recorder queue.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,8 @@ MAX_USER_AGENT = 512
 
 class Facts:
     """The request headers the visitor path reads, picked in one pass."""
-    __slots__ = ("host", "user_agent", "ch_platform", "ch_mobile", "referrer", "forwarded_for",
-                 "cookie", "country")
+
+    __slots__ = ("ch_mobile", "ch_platform", "cookie", "country", "forwarded_for", "host", "referrer", "user_agent")
 
     def __init__(self, scope, country_header: bytes):
         self.host = self.user_agent = self.ch_platform = self.ch_mobile = ""
@@ -61,6 +62,7 @@ class Answer:
     Lighter than Litestar's responses, and exact where they are not: a redirect has no
     body and so no Content-Type, and HEAD gets the status and headers GET would get
     (Content-Length included) without the body."""
+
     __slots__ = ("_body", "_start")
 
     def __init__(self, reply: respond.Reply, cookies: list[Cookie] | None = None, head: bool = False):
@@ -105,23 +107,31 @@ def visitor_handlers(services: Services) -> list:
         base = services.base_for_host(host)
         return f"{base}/l/{code}?{query}" if query else f"{base}/l/{code}"
 
-    def record(target: VisitTarget, facts: Facts, query: str, address: tuple[str, bool],
-               is_bot: bool) -> None:
+    def record(target: VisitTarget, facts: Facts, query: str, address: tuple[str, bool], is_bot: bool) -> None:
         ip, via_trusted_proxy = address
         campaign = ""
         if "utm_source=" in query:
             # The last value, as utm forwarding keeps the last of repeated parameters.
             sources = [v for k, v in parse_qsl(query) if k == "utm_source"]
             campaign = sources[-1][:200] if sources else ""
-        services.recorder.record(Click(
-            target.link_id, target.account_id, int(time.time() * 1000), facts.user_agent,
-            facts.referrer, campaign, ip, facts.country if via_trusted_proxy else "", is_bot,
-        ))
+        services.recorder.record(
+            Click(
+                target.link_id,
+                target.account_id,
+                int(time.time() * 1000),
+                facts.user_agent,
+                facts.referrer,
+                campaign,
+                ip,
+                facts.country if via_trusted_proxy else "",
+                is_bot,
+            )
+        )
 
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
     async def visit(request: Request, code: FromPath[str]) -> Answer:
         scope = request.scope
-        head = scope["method"] == "HEAD"   # answered like GET, without a body, never counted
+        head = scope["method"] == "HEAD"  # answered like GET, without a body, never counted
         facts = Facts(scope, country_header)
         target = await find(code, facts.host)
         if target is None:
@@ -130,15 +140,20 @@ def visitor_handlers(services: Services) -> list:
         if closed is not None:
             return Answer(closed, head=head)
         visitor = classify(facts.user_agent, facts.ch_platform, facts.ch_mobile)
-        if target.password_hash is not None and (visitor.is_bot or not passwords.cookie_is_valid(
-                services.cookie_secret, target.public_id, target.password_hash,
-                _cookie(facts.cookie, passwords.cookie_name(code)))):
-            return Answer(respond.password_form(), head=head)   # bots never get past it
+        if target.password_hash is not None and (
+            visitor.is_bot
+            or not passwords.cookie_is_valid(
+                services.cookie_secret,
+                target.public_id,
+                target.password_hash,
+                _cookie(facts.cookie, passwords.cookie_name(code)),
+            )
+        ):
+            return Answer(respond.password_form(), head=head)  # bots never get past it
         query = scope["query_string"].decode("latin-1")
         reply = respond.destination(target, visitor, query, lambda: short_url(facts.host, code, query))
         if not head:
-            record(target, facts, query, services.visitor_address(scope, facts.forwarded_for),
-                   visitor.is_bot)
+            record(target, facts, query, services.visitor_address(scope, facts.forwarded_for), visitor.is_bot)
         return Answer(reply, head=head)
 
     @post("/l/{code:str}", include_in_schema=False, status_code=200)
@@ -162,22 +177,33 @@ def visitor_handlers(services: Services) -> list:
                 return Answer(respond.password_form())
             attempt = services.password_limiter.take(passwords.attempt_key(address[0], target.link_id))
             if not attempt.allowed:
-                return Answer(respond.page(429, respond.pages.too_many_attempts_page(attempt.retry_after),
-                                           **{"Retry-After": str(attempt.retry_after)}))
+                return Answer(
+                    respond.page(
+                        429,
+                        respond.pages.too_many_attempts_page(attempt.retry_after),
+                        **{"Retry-After": str(attempt.retry_after)},
+                    )
+                )
             body = await request.body()
             form = dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace")))
             password = form.get("password", "")
             if not password or not await asyncio.to_thread(verify_password, password, target.password_hash):
                 return Answer(respond.password_form("That password is not right. Please try again."))
-            cookies = [Cookie(
-                key=passwords.cookie_name(code), path=f"/l/{code}", httponly=True, secure=https,
-                samesite="lax", max_age=passwords.REMEMBER_SECONDS,
-                value=passwords.make_cookie_value(services.cookie_secret, target.public_id,
-                                                  target.password_hash),
-            )]
+            cookies = [
+                Cookie(
+                    key=passwords.cookie_name(code),
+                    path=f"/l/{code}",
+                    httponly=True,
+                    secure=https,
+                    samesite="lax",
+                    max_age=passwords.REMEMBER_SECONDS,
+                    value=passwords.make_cookie_value(services.cookie_secret, target.public_id, target.password_hash),
+                )
+            ]
         # 303: the browser follows a form POST with a GET to the destination.
-        reply = respond.destination(target, visitor, query, lambda: short_url(facts.host, code, query),
-                                    redirect_status=303)
+        reply = respond.destination(
+            target, visitor, query, lambda: short_url(facts.host, code, query), redirect_status=303
+        )
         record(target, facts, query, address, visitor.is_bot)
         return Answer(reply, cookies)
 
