@@ -227,7 +227,9 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
                 fetch_title=False,
                 source=None,
             )
-            targets.append(((await db.run(link_store.link_by_code, link.short_code))["id"], account["id"]))
+            row = await db.run(link_store.link_by_code, link.short_code)
+            assert row is not None, "created just now"
+            targets.append((row["id"], account["id"]))
         await recorder.start()
         made = bots = 0
         # In chunks: ten million clicks don't fit in memory at once.

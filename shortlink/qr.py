@@ -122,9 +122,9 @@ def make_options(
         size=size,
         color=dark,
         bg_color=light,
-        margin=margin,  # type: ignore[arg-type]
+        margin=margin,
         error_correction=error_correction,
-    )  # type: ignore[arg-type]
+    )
 
 
 def render(short_url: str, options: QrOptions) -> QrImage:
@@ -142,7 +142,7 @@ def _render_cached(short_url: str, options: QrOptions) -> QrImage:
     # boost_error: segno raises the level when that fits in the same symbol, so
     # errorCorrection is a minimum and never makes the code denser.
     code = segno.make_qr(short_url, error=options.error_correction)
-    modules = code.symbol_size(scale=1, border=options.margin)[0]
+    modules = int(code.symbol_size(scale=1, border=options.margin)[0])
     if modules > options.size:
         raise ValidationError("size", f"must be at least {modules} pixels for this link with margin {options.margin}")
     content = _svg(code, options) if options.format == "svg" else _png(code, modules, options)

@@ -23,6 +23,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import msgspec
 
@@ -92,7 +93,7 @@ class CampaignItem(msgspec.Struct):
     percentage: float
 
 
-ITEM_TYPES = {
+ITEM_TYPES: dict[str, type[Any]] = {
     "device": DeviceItem,
     "browser": BrowserItem,
     "os": OsItem,
@@ -231,7 +232,7 @@ class _Period:
         self.whole = whole = split.whole_days
         self.by_day: Counter = Counter()
         self.link_clicks: Counter = Counter()  # raw parts only; see _clicks_of_top_links
-        self.values = {name: Counter() for name in DIMENSIONS}
+        self.values: dict[str, Counter] = {name: Counter() for name in DIMENSIONS}
         self.unique_visitors = 0
         if whole is not None:
             for day, clicks, day_visitors in store.day_rows(conn, scope, owner, *whole):

@@ -87,7 +87,7 @@ def address_policy(allow_private_addresses: bool) -> AddressPolicy:
 
 async def system_resolver(host: str, port: int) -> list[IPAddress]:
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
 
 
 def address_key(address: IPAddress) -> IPAddress:

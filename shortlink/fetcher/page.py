@@ -44,14 +44,14 @@ def parse_preview(body: bytes, content_type: str, page_url: str) -> Preview:
 def decode_html(body: bytes, content_type: str) -> str:
     """Charset from a BOM, then the Content-Type header, then <meta charset> /
     http-equiv; else UTF-8, falling back to windows-1252 for bytes that are not UTF-8."""
-    for bom, encoding in (
+    for bom, bom_encoding in (
         (codecs.BOM_UTF8, "utf-8"),
         (codecs.BOM_UTF16_LE, "utf-16-le"),
         (codecs.BOM_UTF16_BE, "utf-16-be"),
     ):
         if body.startswith(bom):
-            return body[len(bom) :].decode(encoding, errors="replace")
-    encoding = _known_encoding(_header_charset(content_type))
+            return body[len(bom) :].decode(bom_encoding, errors="replace")
+    encoding: str | None = _known_encoding(_header_charset(content_type))
     if encoding is None:
         found = _META_CHARSET.search(body[:CHARSET_PRESCAN_BYTES])
         encoding = _known_encoding(found.group(1).decode("ascii") if found else None)
@@ -72,7 +72,8 @@ def decode_html(body: bytes, content_type: str) -> str:
 def _header_charset(content_type: str) -> str | None:
     message = Message()
     message["content-type"] = content_type
-    return message.get_param("charset")
+    charset = message.get_param("charset")
+    return charset if isinstance(charset, str) else None
 
 
 def _known_encoding(name: str | None) -> str | None:

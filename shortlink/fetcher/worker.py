@@ -148,6 +148,7 @@ class TitleFetcher:
     async def _fetch(self, fetch: store.DueFetch) -> None:
         try:
             async with asyncio.timeout(self.config.timeout_seconds):
+                assert self._client is not None, "fetches run only between start() and stop()"
                 page = await fetch_html(
                     self._client,
                     fetch.url,

@@ -22,6 +22,7 @@ def insert_account_with_subscription(
             (public_id, email, name, created_at),
         )
         account = account_by_email(conn, email)
+        assert account is not None, "inserted in this transaction"
         conn.execute(
             "INSERT INTO subscriptions (account_id, is_active) VALUES (?, 1) ON CONFLICT (account_id) DO NOTHING",
             (account["id"],),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from shortlink.storage.clicks import DIMENSIONS
 
@@ -86,7 +86,7 @@ def link_clicks_between(conn: sqlite3.Connection, link_id: int, first_day: str, 
 
 def raw_counts(
     conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int
-) -> list[tuple[str, object, int]]:
+) -> list[tuple[str, Any, int]]:
     """Every figure of the human clicks between two moments, from raw clicks, as
     (kind, value, clicks) rows: kind "day" (value: day number since the epoch), "link"
     (value: links.id), each of DIMENSIONS, and "visitors" (distinct per day, summed).
@@ -159,7 +159,7 @@ def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tupl
 
 
 def links_by_id(conn: sqlite3.Connection, link_ids: list[int]) -> dict[int, sqlite3.Row]:
-    found = {}
+    found: dict[int, sqlite3.Row] = {}
     for start in range(0, len(link_ids), 500):  # stay under SQLite's bound-parameter limit
         chunk = link_ids[start : start + 500]
         marks = ",".join("?" * len(chunk))

@@ -161,12 +161,13 @@ class Database:
 
     async def checkpoint(self) -> None:
         """Copy committed WAL pages into the main file without blocking writers (PASSIVE)."""
+        assert self._checkpoint_conn is not None, "take_over_checkpoints() first"
         await asyncio.get_running_loop().run_in_executor(
             self._checkpointer, self._checkpoint_conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
         )
 
     def close(self) -> None:
-        if self._checkpointer is not None:
+        if self._checkpointer is not None and self._checkpoint_conn is not None:
             self._checkpointer.submit(self._checkpoint_conn.close).result()
             self._checkpointer.shutdown(wait=True)
         self._executor.submit(self.conn.close).result()

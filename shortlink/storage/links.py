@@ -55,7 +55,7 @@ def insert_link(
                 "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)",
                 (cursor.lastrowid, fetch_title_at_ms),
             )
-    return link_by_rowid(conn, cursor.lastrowid)
+    return _existing(link_by_rowid(conn, cursor.lastrowid or 0))
 
 
 def link_by_rowid(conn: sqlite3.Connection, link_id: int) -> sqlite3.Row | None:
@@ -89,7 +89,8 @@ def list_links(
     is_active: bool | None,
 ) -> tuple[list[sqlite3.Row], int]:
     """One page of the account's links, newest first, and the total matching."""
-    where, params = ["account_id = ?"], [account_id]
+    where: list[str] = ["account_id = ?"]
+    params: list[object] = [account_id]
     if search and len(search) >= TRIGRAM and "\x00" not in search:  # FTS5 query text ends at a NUL
         # A quoted FTS5 phrase is literal text: a substring match through the trigram index.
         # "+account_id" keeps the planner from scanning the account's links instead of
@@ -120,10 +121,16 @@ def list_links(
     return rows, total
 
 
-def update_link(conn: sqlite3.Connection, link_id: int, changes: dict[str, Any]) -> sqlite3.Row | None:
+def update_link(conn: sqlite3.Connection, link_id: int, changes: dict[str, Any]) -> sqlite3.Row:
     assignments = ", ".join(f"{column} = ?" for column in changes)
     conn.execute(f"UPDATE links SET {assignments} WHERE id = ?", (*changes.values(), link_id))
-    return link_by_rowid(conn, link_id)
+    return _existing(link_by_rowid(conn, link_id))
+
+
+def _existing(row: sqlite3.Row | None) -> sqlite3.Row:
+    # Read back inside the write that made it: it cannot be missing.
+    assert row is not None, "a link just written is missing"
+    return row
 
 
 def delete_link(conn: sqlite3.Connection, link_id: int) -> None:

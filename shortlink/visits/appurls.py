@@ -376,12 +376,12 @@ def plan_visit(
     if visitor.is_bot or visitor.kind not in ("ios", "android") or platform is Platform.SHORTLINK:
         # A link to one of our own short URLs: the inner link decides for itself.
         return web_plan
-    phone_url = ios_url if visitor.kind == "ios" else android_url
-    phone_url = web_uri(phone_url) if _is_web(phone_url) else None
+    per_os_url = ios_url if visitor.kind == "ios" else android_url
+    phone_url = web_uri(per_os_url) if per_os_url is not None and _is_web(per_os_url) else None
     escape_url = _escape_url(visitor, short_url) if visitor.in_app and not escaped else None
     app = APPS.get(platform)
     canonical = app.canonical(urlsplit(web_url)) if app is not None else None
-    if canonical is not None:
+    if app is not None and canonical is not None:
         plan = _app_plan(visitor, app, canonical, web_url, phone_url or web_url, escape_url)
     else:
         destination = phone_url if phone_url and platform in PHONE_DESTINATION_PLATFORMS else web_url

@@ -138,7 +138,7 @@ def too_many_attempts_page(retry_after: int) -> str:
 def ios_page(plan: Plan, title: str | None) -> str:
     body = (
         "<p>Opening the app… If nothing happens, continue to the website.</p>"
-        + _button(plan.app_url, "Open in app", primary=True, element_id="app")
+        + _button(plan.app_url or plan.location, "Open in app", primary=True, element_id="app")
         + _button(plan.location, "Continue to website")
         + _script(plan, FALLBACK_DELAY_MS)
     )
@@ -147,7 +147,7 @@ def ios_page(plan: Plan, title: str | None) -> str:
 
 def store_page(plan: Plan, title: str | None) -> str:
     body = "<p>If the App Store does not open by itself, use the button.</p>" + _button(
-        plan.app_url, "Open in the App Store", primary=True
+        plan.app_url or plan.location, "Open in the App Store", primary=True
     )
     if plan.location != plan.app_url:
         body += _button(plan.location, "Continue to website")

@@ -45,8 +45,8 @@ def configure_access_log(enabled: bool) -> None:
     access_log.setLevel(logging.INFO if enabled else logging.WARNING)
     access_log.propagate = False
     if enabled and not access_log.handlers:
-        queue: SimpleQueue = SimpleQueue()
-        LoggingQueueListener(queue, logging.StreamHandler(sys.stderr))  # starts now, stops at exit
+        queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+        LoggingQueueListener(queue, logging.StreamHandler(sys.stderr))  # type: ignore[arg-type]  # starts now, stops at exit
         access_log.addHandler(QueueHandler(queue))
 
 
@@ -69,7 +69,7 @@ def access_log_middleware(app: ASGIApp) -> ASGIApp:
         finally:
             record = AccessRecord(
                 to_iso(utcnow()),
-                scope["method"],
+                str(scope.get("method", "")),
                 scope["path"][:256],
                 status,
                 round((time.perf_counter() - started) * 1000, 2),

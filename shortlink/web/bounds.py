@@ -14,7 +14,7 @@ import json
 
 import msgspec
 from litestar import Request
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Receive, Scope, Send
 
 from shortlink.errors import ValidationError
 from shortlink.web.errors import envelope_bytes
@@ -39,18 +39,17 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         body = envelope_bytes("VALIDATION_ERROR", problem)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"no-store"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        start: HTTPResponseStartEvent = {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+        await send(start)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
     return middleware
 

@@ -27,11 +27,11 @@ class ErrorBody(msgspec.Struct):
     error: ErrorDetail
 
 
-def envelope_bytes(code: str, message: str) -> bytes:
+def envelope_bytes(code: ErrorCode, message: str) -> bytes:
     return msgspec.json.encode(ErrorBody(ErrorDetail(code, message)))
 
 
-def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+def error_response(status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(
         content=envelope_bytes(code, message),
         status_code=status,
@@ -73,7 +73,7 @@ def handle_exception(request: Request, exc: Exception) -> Response:
         message = exc.detail or "Invalid request"
         if exc.status_code == 413:
             limit = request.route_handler.resolve_request_max_body_size()
-            message = f"Request body too large: at most {limit // 1024} KiB"
+            message = f"Request body too large: at most {(limit or 0) // 1024} KiB"
         return error_response(exc.status_code, "VALIDATION_ERROR", message, exc.headers)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(500, "INTERNAL", "Unexpected server error; it has been logged")

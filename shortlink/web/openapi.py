@@ -77,7 +77,8 @@ class ClosedStructSchemaPlugin(StructSchemaPlugin):
 
     def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: SchemaCreator) -> Schema:
         schema = super().to_openapi_schema(field_definition, schema_creator)
-        if msgspec.inspect.type_info(field_definition.type_).forbid_unknown_fields:
+        info = msgspec.inspect.type_info(field_definition.type_)
+        if isinstance(info, msgspec.inspect.StructType) and info.forbid_unknown_fields:
             schema.additional_properties = False
         schema.min_properties = getattr(field_definition.type_, "min_fields", None)
         return schema

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
-from litestar.openapi.spec import OpenAPIHeader, OpenAPIMediaType, OpenAPIResponse, Operation, Schema
+from litestar.openapi.spec import OpenAPIHeader, OpenAPIMediaType, OpenAPIResponse, Operation, Reference, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
@@ -31,7 +31,7 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or etag in (tag.removeprefix("W/") for tag in tags)
 
 
-_CACHE_HEADERS = {
+_CACHE_HEADERS: dict[str, OpenAPIHeader | Reference] = {
     "ETag": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), description="Strong hash of the image"),
     "Cache-Control": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), description=CACHE_CONTROL),
 }

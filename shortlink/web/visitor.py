@@ -15,7 +15,7 @@ from litestar import Request, post, route
 from litestar.datastructures import Cookie
 from litestar.enums import HttpMethod
 from litestar.params import FromPath
-from litestar.types import Receive, Scope, Send
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 
 from shortlink.links.rules import verify_password
 from shortlink.services import Services
@@ -73,8 +73,16 @@ class Answer:
         headers.append((b"content-length", str(len(body)).encode()))
         if cookies:
             headers += [cookie.to_encoded_header() for cookie in cookies]
-        self._start = {"type": "http.response.start", "status": reply.status, "headers": headers}
-        self._body = {"type": "http.response.body", "body": b"" if head else body}
+        self._start: HTTPResponseStartEvent = {
+            "type": "http.response.start",
+            "status": reply.status,
+            "headers": headers,
+        }
+        self._body: HTTPResponseBodyEvent = {
+            "type": "http.response.body",
+            "body": b"" if head else body,
+            "more_body": False,
+        }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(self._start)
