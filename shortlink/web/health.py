@@ -37,4 +37,11 @@ async def healthz(services: NamedDependency[Services]) -> Response:
         await asyncio.wait_for(services.db.run(account_store.ping), HEALTH_TIMEOUT_SECONDS)
     except Exception as exc:
         return Response({"status": "unhealthy", "reason": f"database: {type(exc).__name__}"}, status_code=503)
-    return Response({"status": "ok", "clicksPending": recorder.pending, "clicksDropped": recorder.dropped})
+    return Response(
+        {
+            "status": "ok",
+            "clicksPending": recorder.pending,
+            "clicksWritten": recorder.written,
+            "clicksDropped": recorder.dropped,
+        }
+    )
