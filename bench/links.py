@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shortlink import accounts
+from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
@@ -38,9 +39,8 @@ QUERIES = [
 def fill(db: Path, count: int) -> str:
     conn = connect(db)
     key = accounts.create_key(conn, "bench@example.com").key
-    owner = service.Owner(
-        accounts.account_for(conn, "bench@example.com")["id"], "https://sho.rt", daily_limit=count + 1
-    )
+    account_id = accounts.account_for(conn, "bench@example.com")["id"]
+    hosts = Hosts("https://sho.rt")
     now = datetime.now(UTC)
     for number in range(count):
         url = (
@@ -48,8 +48,11 @@ def fill(db: Path, count: int) -> str:
         )
         service.create_link(
             conn,
-            owner,
+            account_id,
             CreateLink(original_url=url, custom_code=f"b{number:05d}", title=f"Bench link {number}"),
+            is_ours=hosts.is_ours,
+            base=hosts.short_host,
+            daily_limit=count + 1,
             now=now,
             fetch_title=False,
         )

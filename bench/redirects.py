@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shortlink import accounts
+from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
@@ -107,10 +108,14 @@ def main() -> int:
     conn = connect(db)
     accounts.create_key(conn, "bench@example.com")
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
+    hosts = Hosts(f"http://127.0.0.1:{port}")
     link = service.create_link(
         conn,
-        service.Owner(account_id, f"http://127.0.0.1:{port}"),
+        account_id,
         CreateLink(original_url="https://example.com/landing", title="Bench"),
+        is_ours=hosts.is_ours,
+        base=hosts.short_host,
+        daily_limit=1,
         now=datetime.now(UTC),
         fetch_title=False,
     )

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from shortlink import accounts
+from shortlink.app.hosts import Hosts
 from shortlink.config import Config
 from shortlink.errors import ValidationError
 from shortlink.links import service
@@ -210,24 +211,27 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
         db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE, queue_size=2 * DEMO_CHUNK)
     )
     try:
-        if await db.run(account_store.account_by_email, email) is None:
-            await db.run(accounts.create_key, email)
-        account = await db.run(accounts.account_for, email)
-        owner = service.Owner(account["id"], config.short_host, daily_limit=links + 10**6)
+        if await db.write(account_store.account_by_email, email) is None:
+            await db.write(accounts.create_key, email)
+        account = await db.write(accounts.account_for, email)
+        hosts = Hosts(config.short_host)
         now_ms = int(time.time() * 1000)
         created = datetime.fromtimestamp(_first_day_ms(now_ms, days) / 1000, UTC)
         targets = []
         for number in range(links):
             destination = DESTINATIONS[number % len(DESTINATIONS)]
-            link = await db.run(
+            link = await db.write(
                 service.create_link,
-                owner,
+                account["id"],
                 CreateLink(original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
+                is_ours=hosts.is_ours,
+                base=hosts.short_host,
+                daily_limit=links + 10**6,
                 now=created,
                 fetch_title=False,
                 source=None,
             )
-            row = await db.run(link_store.link_by_code, link.short_code)
+            row = await db.write(link_store.link_by_code, link.short_code)
             assert row is not None, "created just now"
             targets.append((row["id"], account["id"]))
         await recorder.start()

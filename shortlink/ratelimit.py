@@ -16,6 +16,14 @@ class Decision(msgspec.Struct, frozen=True):
     reset_seconds: int  # until the bucket is full again
     retry_after: int  # until one token is available (0 when allowed)
 
+    def headers(self) -> dict[str, str]:
+        """X-RateLimit-* for a response to this key."""
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset_seconds),
+        }
+
 
 class TokenBucketLimiter:
     """One bucket per key, in a table of at most `max_keys` buckets.

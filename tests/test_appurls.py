@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shortlink.app.hosts import Hosts
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.visits.appurls import (
     APP_SCHEMES,
@@ -20,6 +21,8 @@ from shortlink.visits.appurls import (
 from shortlink.visits.classify import Visitor
 from shortlink.visits.utm import forward_utm
 from tests.test_visitor_route import DESKTOP, make_link
+
+SHO_RT = Hosts("", ["sho.rt"]).is_ours
 
 SHORT = "https://sho.rt/l/abc"
 BOT = Visitor(kind="bot", is_bot=True)
@@ -295,7 +298,7 @@ def test_the_builder_table_covers_every_platform():
 
 @pytest.mark.parametrize(("url", "platform", "iphone", "android_location"), BUILDER, ids=[row[0] for row in BUILDER])
 def test_builder(url, platform, iphone, android_location):
-    assert detect_platform(url, ["sho.rt"]) is platform
+    assert detect_platform(url, SHO_RT) is platform
     web = web_uri(url)
     if iphone is None:
         expected_ios = Plan("redirect", web)
@@ -648,7 +651,7 @@ def _is_uri(url: str) -> bool:
 @given(_urls, _visitors, _store_urls, _store_urls, _queries)
 def test_every_plan_is_a_valid_url_with_a_web_fallback(url, visitor, ios_url, android_url, query):
     web = forward_utm(url, query)
-    platform = detect_platform(url, ["sho.rt"])
+    platform = detect_platform(url, SHO_RT)
     plan = plan_visit(
         visitor,
         platform,
@@ -675,7 +678,7 @@ def test_every_plan_is_a_valid_url_with_a_web_fallback(url, visitor, ios_url, an
 
 @given(_urls, _visitors, _queries)
 def test_utm_forwarding_into_a_plan_is_idempotent(url, visitor, query):
-    platform = detect_platform(url, ["sho.rt"])
+    platform = detect_platform(url, SHO_RT)
     once = forward_utm(url, query)
     assert plan_visit(visitor, platform, forward_utm(once, query), None, None, SHORT) == plan_visit(
         visitor, platform, once, None, None, SHORT

@@ -10,15 +10,14 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from shortlink import accounts
-from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from shortlink.storage.clicks import DIMENSIONS
 from tests.conftest import run_cli
+from tests.helpers import store_link
 from tests.live_server import LiveServer
 
 FLUSH_INTERVAL_MS = 100
@@ -50,13 +49,7 @@ def prepare(server: LiveServer) -> tuple[str, str]:
     conn = connect(server.db)
     key = accounts.create_key(conn, "load@example.com").key
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
-    link = service.create_link(
-        conn,
-        service.Owner(account_id, server.base_url),
-        CreateLink(original_url="https://example.com/x", title="t"),
-        now=datetime.now(UTC),
-        fetch_title=False,
-    )
+    link = store_link(conn, account_id, server.base_url, CreateLink(original_url="https://example.com/x", title="t"))
     conn.close()
     return key, link.short_code
 

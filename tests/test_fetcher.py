@@ -31,12 +31,11 @@ from shortlink.fetcher.network import (
     system_resolver,
 )
 from shortlink.fetcher.worker import USER_AGENT, TitleFetcher
-from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import Database
-from shortlink.times import utcnow
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, run_cli
+from tests.helpers import store_link
 
 WAIT_SECONDS = 10.0
 FETCHING = {"fetcher_enabled": True, "fetcher_allow_private_addresses": True}
@@ -320,8 +319,7 @@ async def _run_fetcher(
 ) -> tuple[list[dict], list[str]]:
     """Links to `urls`, fetched by a TitleFetcher of their own until none is pending."""
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
-    owner = service.Owner(account_id, SHORT_HOST)
-    links = [service.create_link(conn, owner, CreateLink(original_url=url), now=utcnow()) for url in urls]
+    links = [store_link(conn, account_id, SHORT_HOST, CreateLink(original_url=url), fetch_title=True) for url in urls]
     saved: list[str] = []
     db = Database(db_path)
     fetcher = TitleFetcher(

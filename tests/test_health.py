@@ -15,7 +15,7 @@ def test_healthz_reports_ok_with_the_click_queue(client):
 def test_healthz_fails_when_the_database_thread_is_stuck(client):
     services = client.app.state.services
     release = threading.Event()
-    client.blocking_portal.start_task_soon(services.db.run, lambda conn: release.wait(10))
+    client.blocking_portal.start_task_soon(services.db.write, lambda conn: release.wait(10))
     try:
         started = time.monotonic()
         response = client.get("/healthz")

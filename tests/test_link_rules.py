@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from shortlink.app.hosts import Hosts
 from shortlink.errors import ValidationError
 from shortlink.links import rules
 
@@ -123,7 +124,7 @@ def test_future_times_past_the_year_9999_in_utc_are_a_validation_error(text):
     assert rules.parse_future_time("e", "9999-12-31T23:59:59+00:00", now).tzinfo == UTC
 
 
-OWN_HOSTS = ("sho.rt", "go.brand.example:8443")
+OWN_HOSTS = Hosts("", ["sho.rt", "go.brand.example:8443"]).is_ours
 
 
 @given(path=st.text(max_size=30), code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32))

@@ -2,9 +2,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from shortlink.app.hosts import Hosts
 from shortlink.links.platforms import _HOSTS, _WITH_SUBDOMAINS, Platform, detect_platform
 
-OWN = {"sho.rt", "go.brand.example"}
+OWN_NAMES = ["sho.rt", "go.brand.example"]
+OWN = Hosts("", OWN_NAMES).is_ours
 
 
 @pytest.mark.parametrize(
@@ -118,7 +120,7 @@ def test_look_alike_hosts_are_other(url):
     ],
 )
 def test_own_hosts_are_compared_as_host_names(own_hosts, url):
-    assert detect_platform(url, own_hosts) is Platform.SHORTLINK
+    assert detect_platform(url, Hosts("", own_hosts).is_ours) is Platform.SHORTLINK
     assert detect_platform(url) is not Platform.SHORTLINK
 
 
@@ -134,7 +136,7 @@ PLATFORM_HOSTS = sorted(
         "amazon.com.br",
         "smile.amazon.de",
         "m.youtube.com",
-        *OWN,
+        *OWN_NAMES,
     }
 )
 
@@ -148,8 +150,9 @@ PLATFORM_HOSTS = sorted(
 @settings(max_examples=300, deadline=None)
 def test_any_host_of_any_labels_gets_a_platform(labels, scheme, rest, own):
     # Any text: dots, brackets, colons, non-ASCII, labels too long for IDNA.
-    assert isinstance(detect_platform(scheme + ".".join(labels) + rest, own), Platform)
-    assert isinstance(detect_platform(".".join(labels), own), Platform)
+    is_ours = Hosts("", own).is_ours
+    assert isinstance(detect_platform(scheme + ".".join(labels) + rest, is_ours), Platform)
+    assert isinstance(detect_platform(".".join(labels), is_ours), Platform)
 
 
 @given(host=st.sampled_from(PLATFORM_HOSTS), label=LABEL)

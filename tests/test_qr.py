@@ -12,6 +12,7 @@ from PIL import Image
 from shortlink import accounts, qr
 from shortlink.errors import ValidationError
 from tests.conftest import bearer
+from tests.helpers import wait_for_domain
 
 
 @pytest.fixture
@@ -115,6 +116,7 @@ def test_svg_and_png_of_one_link_encode_the_same_symbol(client, auth, link):
 
 def test_custom_domain_short_url_is_what_the_code_encodes(client, auth, link, conn):
     accounts.add_domain(conn, "owner@example.com", "go.example.org")
+    wait_for_domain(client, "go.example.org")
     short_url = client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]["shortUrl"]
     assert short_url == f"https://go.example.org/l/{link['shortCode']}"
     response = qr_get(client, auth, link["id"], format="png", size=256)
@@ -182,6 +184,7 @@ def test_a_cached_image_is_replaced_once_a_custom_domain_changes_the_short_url(c
     before = client.get(url, headers=auth)
     assert "no-cache" in before.headers["cache-control"] and "immutable" not in before.headers["cache-control"]
     accounts.add_domain(conn, "owner@example.com", "go.example.org")
+    wait_for_domain(client, "go.example.org")
     after = client.get(url, headers={**auth, "If-None-Match": before.headers["etag"]})
     assert after.status_code == 200 and after.headers["etag"] != before.headers["etag"]
     assert decode(Image.open(io.BytesIO(after.content))).text == f"https://go.example.org/l/{link['shortCode']}"

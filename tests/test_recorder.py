@@ -15,6 +15,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import Database, connect
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
+from tests.helpers import store_link
 
 UA = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
 DAY_MS = 86_400_000
@@ -28,12 +29,8 @@ def links(db_path) -> list[tuple[int, int]]:
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
     made = []
     for _ in range(2):
-        link = service.create_link(
-            conn,
-            service.Owner(account_id, "https://sho.rt"),
-            CreateLink(original_url="https://example.com/x", title="t"),
-            now=datetime.now(UTC),
-            fetch_title=False,
+        link = store_link(
+            conn, account_id, "https://sho.rt", CreateLink(original_url="https://example.com/x", title="t")
         )
         made.append(
             (conn.execute("SELECT id FROM links WHERE short_code = ?", (link.short_code,)).fetchone()[0], account_id)
@@ -68,11 +65,11 @@ async def test_each_batch_is_one_transaction(database, db_path, links):
     recorder.record(click(links[0]))
     await recorder.flush()  # today's visitor key is read once, then kept in memory
     statements: list[str] = []
-    await database.run(lambda conn: conn.set_trace_callback(statements.append))
+    await database.write(lambda conn: conn.set_trace_callback(statements.append))
     for number in range(250):
         recorder.record(click(links[number % 2]))
     assert await recorder.flush() == 250
-    await database.run(lambda conn: conn.set_trace_callback(None))
+    await database.write(lambda conn: conn.set_trace_callback(None))
     assert statements.count("BEGIN IMMEDIATE") == 3 and statements.count("COMMIT") == 3
     assert recorder.written == 251 and recorder.pending == 0
     assert count(db_path, "SELECT count(*) FROM clicks") == 251
@@ -209,18 +206,11 @@ async def test_clicks_queued_for_a_deleted_link_never_reach_the_next_link_create
     for _ in range(3):
         recorder.record(click(links[1]))
     conn = connect(db_path)
-    owner = service.Owner(links[1][1], "https://sho.rt")
     deleted = conn.execute("SELECT public_id FROM links WHERE id = ?", (links[1][0],)).fetchone()[0]
-    service.delete_link(conn, owner, deleted)
+    service.delete_link(conn, links[1][1], deleted)
     other = accounts.create_key(conn, "other@example.com")
     other_account = accounts.account_for(conn, other.email)["id"]
-    created = service.create_link(
-        conn,
-        service.Owner(other_account, "https://sho.rt"),
-        CreateLink(original_url="https://example.com/new"),
-        now=datetime.now(UTC),
-        fetch_title=False,
-    )
+    created = store_link(conn, other_account, "https://sho.rt", CreateLink(original_url="https://example.com/new"))
     new_id = conn.execute("SELECT id FROM links WHERE public_id = ?", (created.id,)).fetchone()[0]
     conn.close()
     assert new_id > links[1][0]

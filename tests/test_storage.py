@@ -1,8 +1,11 @@
+import asyncio
 import sqlite3
+import threading
 
+import pytest
 import sqlite_utils
 
-from shortlink.storage import Database, connect
+from shortlink.storage import Database, connect, transaction
 from shortlink.storage.database import migrations
 
 
@@ -85,8 +88,8 @@ async def test_database_runs_functions_on_its_own_connection(db_path):
             )
             return conn.execute("SELECT count(*) FROM accounts").fetchone()[0]
 
-        assert await db.run(insert_and_count, "a@b.c") == 1
-        assert await db.run(insert_and_count, "d@e.f") == 2
+        assert await db.write(insert_and_count, "a@b.c") == 1
+        assert await db.write(insert_and_count, "d@e.f") == 2
     finally:
         db.close()
 
@@ -102,7 +105,7 @@ async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_ove
         if take_over:
             db.take_over_checkpoints()
         for number in range(3000):  # ~12 MiB written, one commit each
-            await db.run(
+            await db.write(
                 lambda conn, n=number: conn.execute(
                     "INSERT INTO settings (name, value) VALUES (?, ?)", (f"s{n}", "x" * 4000)
                 )
@@ -111,3 +114,42 @@ async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_ove
         sizes[take_over] = (tmp_path / f"take-over-{take_over}.db-wal").stat().st_size
         watcher.close()
     assert sizes[False] < 8 * 1024 * 1024 < sizes[True]
+
+
+async def test_readers_never_wait_for_the_writer(db_path):
+    """A write transaction held open on the writer (a long click batch) blocks neither the
+    reader pool nor point reads, and they see the last committed state."""
+    db = Database(db_path)
+    started, release = threading.Event(), threading.Event()
+
+    def long_write(conn):
+        with transaction(conn):
+            conn.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_w', 'w@x.y', 'now')")
+            started.set()
+            release.wait(10)
+
+    def count(conn):
+        return conn.execute("SELECT count(*) FROM accounts").fetchone()[0]
+
+    try:
+        writing = asyncio.ensure_future(db.write(long_write))
+        await asyncio.to_thread(started.wait, 10)
+        assert await asyncio.wait_for(db.read(count), 2) == 0  # the uncommitted row is not seen
+        assert db.read_now(count) == 0
+        release.set()
+        await writing
+        assert await db.read(count) == 1 and db.read_now(count) == 1
+    finally:
+        release.set()
+        db.close()
+
+
+async def test_reader_connections_cannot_write(db_path):
+    db = Database(db_path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            await db.read(lambda conn: conn.execute("DELETE FROM accounts"))
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            db.read_now(lambda conn: conn.execute("DELETE FROM accounts"))
+    finally:
+        db.close()

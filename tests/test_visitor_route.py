@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
+from tests.helpers import wait_for_domain
 from tests.test_pages import Page
 
 DESKTOP = (
@@ -385,9 +386,7 @@ def test_custom_domain(client, auth, conn, new_key):
     mine = make_link(client, auth)
     other = make_link(client, bearer(new_key("other@example.com")))
     accounts.add_domain(conn, "owner@example.com", "Go.Example.com")
-    deadline = time.time() + 5
-    while "go.example.com" not in services_of(client).domains and time.time() < deadline:
-        time.sleep(0.1)
+    wait_for_domain(client, "go.example.com")
     assert visit(client, mine["shortCode"], host="go.example.com").status_code == 302
     assert visit(client, other["shortCode"], host="go.example.com").status_code == 404
     assert visit(client, mine["shortCode"]).status_code == 302  # still on the default host

@@ -110,7 +110,7 @@ class TitleFetcher:
             task.cancel()
         await asyncio.gather(*self._in_flight, return_exceptions=True)
         if interrupted:
-            await self.db.run(store.release, interrupted, _now_ms())
+            await self.db.write(store.release, interrupted, _now_ms())
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -124,7 +124,7 @@ class TitleFetcher:
             if free > 0:
                 try:
                     now = _now_ms()
-                    due, next_due = await self.db.run(store.claim_due, now, free, lease_ms)
+                    due, next_due = await self.db.write(store.claim_due, now, free, lease_ms)
                 except Exception:  # a locked or failing database must not end the worker
                     log.exception("could not read pending title fetches")
                     due, next_due = [], None
@@ -166,7 +166,7 @@ class TitleFetcher:
             log.exception("title fetch for link %s crashed", fetch.public_id)
             await self._failed(fetch, f"{type(exc).__name__}: {exc}", permanent=True)
             return
-        code = await self.db.run(
+        code = await self.db.write(
             store.save_preview, fetch.link_id, preview.title, preview.description, preview.og_image
         )
         if code is not None and self._on_saved is not None:
@@ -194,7 +194,7 @@ class TitleFetcher:
     async def _failed(self, fetch: store.DueFetch, reason: str, *, permanent: bool) -> None:
         delay = self._retry_base_seconds * 2**fetch.attempts
         retry_at = None if permanent else _now_ms() + int(delay * 1000)
-        made = await self.db.run(
+        made = await self.db.write(
             store.record_failure, fetch.link_id, reason, retry_at_ms=retry_at, max_attempts=self.config.max_attempts
         )
         if made is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 
@@ -89,16 +89,10 @@ def host_name(host: str) -> str:
     return host.rstrip(".")
 
 
-def _site(host: str) -> str:
+def site_of(host: str) -> str:
     # "www." is the same site as the bare host, for platforms and the service alike.
     name = host_name(host)
     return name[4:] if name.startswith("www.") else name
-
-
-def is_own_host(host: str, own_hosts: Iterable[str]) -> bool:
-    """Whether `host` is one of the service's own hosts (short host, [links] domains,
-    custom domains), whatever its case, trailing dot, port or "www." prefix."""
-    return bool(host) and _site(host) in {_site(own) for own in own_hosts}
 
 
 def _is_amazon(host: str) -> bool:
@@ -116,16 +110,17 @@ def _is_amazon(host: str) -> bool:
     )
 
 
-def detect_platform(url: str, own_hosts: Iterable[str] = ()) -> Platform:
-    """The platform of a destination URL, from its host alone."""
+def detect_platform(url: str, is_ours: Callable[[str], bool] = lambda host: False) -> Platform:
+    """The platform of a destination URL, from its host alone; `is_ours` tells the
+    service's own hosts (`app.hosts.Hosts.is_ours`)."""
     try:
         raw_host = urlsplit(url.strip()).hostname or ""
     except ValueError:
         return Platform.OTHER
-    host = _site(raw_host)
+    host = site_of(raw_host)
     if not host:
         return Platform.OTHER
-    if is_own_host(host, own_hosts):
+    if is_ours(host):
         return Platform.SHORTLINK
     if host in _HOSTS:
         return _HOSTS[host]

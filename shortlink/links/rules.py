@@ -9,13 +9,12 @@ import ipaddress
 import posixpath
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit
 
 from shortlink.errors import ValidationError
 from shortlink.ids import random_string
-from shortlink.links.platforms import is_own_host
 
 MAX_URL_LENGTH = 2048
 RANDOM_CODE_LENGTH = 6
@@ -85,11 +84,11 @@ def validate_url(field: str, url: str) -> str:
     return url
 
 
-def refuse_link_to_itself(field: str, url: str, own_hosts: Iterable[str], code: str) -> None:
+def refuse_link_to_itself(field: str, url: str, is_ours: Callable[[str], bool], code: str) -> None:
     """A link whose destination is its own short URL would redirect to itself forever.
     Other short links of the service are fine destinations (platform SHORTLINK)."""
     parts = urlsplit(url)
-    if is_own_host(parts.hostname or "", own_hosts) and _short_link_code(parts.path) == code:
+    if is_ours(parts.hostname or "") and _short_link_code(parts.path) == code:
         raise ValidationError(field, f"must not be this link's own short URL (/l/{code}): it would redirect to itself")
 
 

@@ -109,3 +109,4 @@ class LinkFilter(msgspec.Struct, frozen=True, kw_only=True):
     short_code: str | None = None
     platform: Platform | None = None
     is_active: bool | None = None
+    source: Source | None = None  # not an API filter; the dashboard and CLI use it

@@ -1,51 +1,28 @@
 """Creating, listing, changing and deleting links: the rules, in plain functions.
 
-Each function takes the SQLite connection first, so the server runs it in one
-`Database.run` call and the CLI and tests call it directly.
+Each function takes the SQLite connection first, so the application layer
+(`shortlink.app.links`) runs it in one `Database.write` or `Database.read` call, and
+tests call it directly.
 """
 
 from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
-import msgspec
 from msgspec import UNSET
 
 from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
 from shortlink.ids import new_id
 from shortlink.links import rules
 from shortlink.links.platforms import Platform, detect_platform
-from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, UpdateLink
-from shortlink.storage import accounts as account_store
+from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import links as store
 from shortlink.times import day_of, to_iso
 
 RANDOM_CODE_ATTEMPTS = 8
-
-
-class Owner(msgspec.Struct, frozen=True):
-    """The account a request acts for, and what shapes its links' short URLs."""
-
-    account_id: int
-    short_host: str  # e.g. "https://sho.rt"
-    daily_limit: int = 1000
-    domains: tuple[str, ...] = ()  # [links] domains: more hosts of the service
-
-
-def short_base(conn: sqlite3.Connection, owner: Owner) -> str:
-    """The account's custom domain when it has one, else the service's short host."""
-    domain = store.primary_domain(conn, owner.account_id)
-    if domain is None:
-        return owner.short_host
-    return f"{urlsplit(owner.short_host).scheme}://{domain}"
-
-
-def own_hosts(conn: sqlite3.Connection, owner: Owner) -> set[str]:
-    """Every host the service answers on: the short host, [links] domains, custom domains."""
-    return {urlsplit(owner.short_host).netloc, *owner.domains, *account_store.all_domains(conn)}
 
 
 def to_link(row: sqlite3.Row, base: str) -> Link:
@@ -72,24 +49,27 @@ def to_link(row: sqlite3.Row, base: str) -> Link:
 
 def create_link(
     conn: sqlite3.Connection,
-    owner: Owner,
+    account_id: int,
     body: CreateLink,
     *,
+    is_ours: Callable[[str], bool],
+    base: str,
+    daily_limit: int,
     now: datetime,
     password_hash: str | None = None,
     fetch_title: bool = True,
-    source: str = "API",
+    source: Source | None = "API",
 ) -> Link:
     """Validate and store a new link. The password arrives already hashed (the
-    slow hash runs off the database thread)."""
-    ours = own_hosts(conn, owner)
+    slow hash runs off the database thread). `is_ours` tells the service's own hosts,
+    `base` is the short URL base the account's links show."""
     if body.custom_code is not None:
         rules.validate_custom_code(body.custom_code)
     for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
         if url is not None:
             rules.validate_url(field, url)
             if body.custom_code is not None:  # a random code is new: nothing can point at it yet
-                rules.refuse_link_to_itself(field, url, ours, body.custom_code)
+                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
     if body.title is not None:
         rules.validate_title(body.title)
     if body.password is not None:
@@ -100,10 +80,10 @@ def create_link(
     stamp = to_iso(now)
     row = {
         "public_id": new_id("lnk"),
-        "account_id": owner.account_id,
+        "account_id": account_id,
         "short_code": "",
         "original_url": body.original_url,
-        "platform": detect_platform(body.original_url, ours).value,
+        "platform": detect_platform(body.original_url, is_ours).value,
         "title": body.title,
         "ios_url": body.ios_url,
         "android_url": body.android_url,
@@ -117,14 +97,14 @@ def create_link(
     codes = [body.custom_code] if body.custom_code else [rules.random_code() for _ in range(RANDOM_CODE_ATTEMPTS)]
     for code in codes:
         try:
-            inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now), owner.daily_limit, fetch_at)
-            return to_link(inserted, short_base(conn, owner))
+            inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now), daily_limit, fetch_at)
+            return to_link(inserted, base)
         except store.CodeTaken:
             continue
         except store.DailyLimitReached:
             midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), now.tzinfo)
             raise RateLimitedError(
-                f"Daily limit of {owner.daily_limit} new links reached; it resets at 00:00 UTC",
+                f"Daily limit of {daily_limit} new links reached; it resets at 00:00 UTC",
                 retry_after=math.ceil((midnight - now).total_seconds()),
             ) from None
     if body.custom_code:
@@ -132,44 +112,47 @@ def create_link(
     raise ConflictError("Could not find a free short code; please retry")
 
 
-def get_link(conn: sqlite3.Connection, owner: Owner, link_id: str) -> Link:
-    return to_link(_owned_row(conn, owner, link_id), short_base(conn, owner))
+def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str) -> Link:
+    return to_link(_owned_row(conn, account_id, link_id), base)
 
 
-def _owned_row(conn: sqlite3.Connection, owner: Owner, link_id: str) -> sqlite3.Row:
-    row = store.link_of_account(conn, owner.account_id, link_id)
+def _owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
+    row = store.link_of_account(conn, account_id, link_id)
     if row is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
     return row
 
 
-def list_links(conn: sqlite3.Connection, owner: Owner, query: LinkFilter) -> tuple[list[Link], Pagination]:
+def list_links(
+    conn: sqlite3.Connection, account_id: int, query: LinkFilter, base: str
+) -> tuple[list[Link], Pagination]:
     rows, total = store.list_links(
         conn,
-        owner.account_id,
+        account_id,
         offset=(query.page - 1) * query.limit,
         limit=query.limit,
         search=query.search,
         short_code=query.short_code,
         platform=query.platform.value if query.platform else None,
         is_active=query.is_active,
+        source=query.source,
     )
-    base = short_base(conn, owner)
     pages = math.ceil(total / query.limit)
     return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
 
 
 def update_link(
     conn: sqlite3.Connection,
-    owner: Owner,
+    account_id: int,
     link_id: str,
     patch: UpdateLink,
     *,
+    base: str,
     now: datetime,
     password_hash: str | None = None,
 ) -> tuple[Link, str]:
     """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
-    row = _owned_row(conn, owner, link_id)
+    row = _owned_row(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if patch.title is not UNSET:
         changes["title"] = rules.validate_title(patch.title)
@@ -187,7 +170,7 @@ def update_link(
         raise ValidationError("body", "send at least one of title, isActive, expiresAt, password")
     changes["updated_at"] = to_iso(max(now, _later_than(row["updated_at"])))
     updated = store.update_link(conn, row["id"], changes)
-    return to_link(updated, short_base(conn, owner)), row["short_code"]
+    return to_link(updated, base), row["short_code"]
 
 
 def _later_than(stamp: str) -> datetime:
@@ -195,9 +178,9 @@ def _later_than(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(milliseconds=1)
 
 
-def delete_link(conn: sqlite3.Connection, owner: Owner, link_id: str) -> str:
+def delete_link(conn: sqlite3.Connection, account_id: int, link_id: str) -> str:
     """Delete the link with its clicks and rollups; returns its short code."""
-    row = _owned_row(conn, owner, link_id)
+    row = _owned_row(conn, account_id, link_id)
     store.delete_link(conn, row["id"])
     return row["short_code"]
 

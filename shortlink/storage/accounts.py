@@ -98,9 +98,11 @@ def insert_domain(conn: sqlite3.Connection, host: str, account_id: int, created_
     return True
 
 
-def all_domains(conn: sqlite3.Connection) -> dict[str, int]:
-    """Every connected custom domain (lower-case host) → its account id."""
-    return {row["host"].lower(): row["account_id"] for row in conn.execute("SELECT host, account_id FROM domains")}
+def all_domains(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """Every connected custom domain (lower-case host) and its account id, each account's
+    first-connected domain first."""
+    rows = conn.execute("SELECT host, account_id FROM domains ORDER BY created_at, host")
+    return [(row["host"].lower(), row["account_id"]) for row in rows]
 
 
 def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:

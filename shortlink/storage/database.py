@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 from shortlink.config import ConfigError
 
-P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 10_000
+# A point read runs on the event loop: if the file is busy beyond this (a crashed
+# process's WAL being recovered), it fails rather than stall every request.
+POINT_READ_BUSY_MS = 200
+# Reader threads: lists, analytics and the like, beside the writer.
+READER_THREADS = 3
 # Page cache per connection: rollup upserts touch pages all over their tables.
 CACHE_KIB = 64 * 1024
 
@@ -47,6 +52,18 @@ def connect(path: str | Path) -> sqlite3.Connection:
     # Case-insensitive substring search for every letter, not only ASCII (see storage.links).
     conn.create_function("folded_contains", 4, _folded_contains, deterministic=True)
     migrate(conn)
+    return conn
+
+
+def connect_reader(path: str | Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """A read-only connection to a file `connect` has already opened and migrated."""
+    conn = sqlite3.connect(
+        f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
+    conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    conn.create_function("folded_contains", 4, _folded_contains, deterministic=True)
     return conn
 
 
@@ -132,32 +149,88 @@ def _statements(sql: str) -> Iterator[str]:
 
 
 class Database:
-    """The server's one connection, used from one dedicated thread.
+    """The server's connections: one writer, and readers that never wait for it.
 
-    `await db.run(fn, *args)` runs `fn(conn, *args)` on that thread: one await per
-    storage operation, however many statements it has, and never two operations
-    interleaved inside each other's transactions.
+    `await db.write(fn, *args)` runs `fn(conn, *args)` on the writer's own thread: one
+    await per storage operation, however many statements it has, and never two
+    operations interleaved inside each other's transactions. Click batches, link and
+    key writes go there.
+
+    `await db.read(fn, *args)` runs `fn` on one of a few reader threads, each with its
+    own read-only connection. In WAL mode a reader sees the last committed state and
+    neither waits for the writer nor makes it wait, so a long analytics query or a
+    click batch never holds up a list, a key lookup or another report.
+
+    `db.read_now(fn, *args)` runs a point lookup (a link by code, a key by hash) at
+    once on the calling thread, on a read-only connection of its own: cheaper than any
+    thread hop, for the one-row reads of the redirect path and the API guard.
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, readers: int = READER_THREADS):
+        """Cheap: threads and connections open on first use (the writer's on its own
+        thread), so an app that is built but never started holds nothing open."""
         self.path = str(path)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
-        self.conn: sqlite3.Connection = self._executor.submit(connect, self.path).result()
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._migrated = threading.Event()
+        self._executor = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="sqlite-writer",
+            initializer=self._open_thread_connection,
+            initargs=(self._connect_writer,),
+        )
+        self._readers = ThreadPoolExecutor(
+            max_workers=readers,
+            thread_name_prefix="sqlite-reader",
+            initializer=self._open_thread_connection,
+            initargs=(self._connect_reader,),
+        )
+        self._point_reader: sqlite3.Connection | None = None
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_conn: sqlite3.Connection | None = None
 
+    def _open_thread_connection(self, opener: Callable[[str], sqlite3.Connection]) -> None:
+        self._local.conn = opener(self.path)
+        self._opened.append(self._local.conn)
+
+    def _connect_writer(self, path: str) -> sqlite3.Connection:
+        conn = connect(path)
+        self._migrated.set()
+        return conn
+
+    def _connect_reader(self, path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+        # The writer's connection creates and migrates the file; readers open it after.
+        if not self._migrated.is_set():
+            self._executor.submit(self._migrated.wait).result()
+        return connect_reader(path, busy_timeout_ms)
+
+    def _run_with_connection(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
+        return fn(self._local.conn, *args, **kwargs)
+
     def take_over_checkpoints(self) -> None:
         """From now on commits don't checkpoint the WAL (a checkpoint fsyncs and can stall
-        a click batch for hundreds of ms on a busy disk): the owner must call checkpoint()
-        regularly, which does it on a thread and connection of its own. Without this call,
-        SQLite checkpoints on commit as usual (the CLI and the demo seeder rely on that)."""
-        self._executor.submit(self.conn.execute, "PRAGMA wal_autocheckpoint = 0").result()
+        a click batch on a busy disk): the owner must call checkpoint() regularly, which
+        does it on a thread and connection of its own. Without this call, SQLite
+        checkpoints on commit as usual (the CLI and the demo seeder rely on that)."""
+        self._executor.submit(
+            self._run_with_connection, sqlite3.Connection.execute, ("PRAGMA wal_autocheckpoint = 0",), {}
+        ).result()
         self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
         self._checkpoint_conn = self._checkpointer.submit(connect, self.path).result()
 
-    async def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(self.conn, *args, **kwargs))
+        return await loop.run_in_executor(self._executor, self._run_with_connection, fn, args, kwargs)
+
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, self._run_with_connection, fn, args, kwargs)
+
+    def read_now(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._point_reader is None:
+            self._point_reader = self._connect_reader(self.path, busy_timeout_ms=POINT_READ_BUSY_MS)
+            self._opened.append(self._point_reader)
+        return fn(self._point_reader, *args)
 
     async def checkpoint(self) -> None:
         """Copy committed WAL pages into the main file without blocking writers (PASSIVE)."""
@@ -170,8 +243,12 @@ class Database:
         if self._checkpointer is not None and self._checkpoint_conn is not None:
             self._checkpointer.submit(self._checkpoint_conn.close).result()
             self._checkpointer.shutdown(wait=True)
-        self._executor.submit(self.conn.close).result()
+        self._readers.shutdown(wait=True)
         self._executor.shutdown(wait=True)
+        # sqlite3 connections may be closed from any thread (check_same_thread=False).
+        for conn in self._opened:
+            conn.close()
+        self._opened.clear()
 
 
 def backup(conn: sqlite3.Connection, destination: str | Path) -> None:

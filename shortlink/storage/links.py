@@ -87,6 +87,7 @@ def list_links(
     short_code: str | None,
     platform: str | None,
     is_active: bool | None,
+    source: str | None = None,
 ) -> tuple[list[sqlite3.Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where: list[str] = ["account_id = ?"]
@@ -112,6 +113,9 @@ def list_links(
     if is_active is not None:
         where.append("is_active = ?")
         params.append(int(is_active))
+    if source is not None:
+        where.append("source = ?")
+        params.append(source)
     condition = " AND ".join(where)
     total = conn.execute(f"SELECT count(*) FROM links WHERE {condition}", params).fetchone()[0]
     rows = conn.execute(
@@ -144,10 +148,3 @@ def links_created_on(conn: sqlite3.Connection, account_id: int, day: str) -> int
         "SELECT created FROM link_creations WHERE account_id = ? AND day = ?", (account_id, day)
     ).fetchone()
     return row[0] if row else 0
-
-
-def primary_domain(conn: sqlite3.Connection, account_id: int) -> str | None:
-    row = conn.execute(
-        "SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host LIMIT 1", (account_id,)
-    ).fetchone()
-    return row[0] if row else None

@@ -154,7 +154,7 @@ class ClickRecorder:
         return rows
 
     async def _store(self, rows: list[click_store.StoredClick]) -> None:
-        while missing := await self.db.run(click_store.write_batch, click_store.encode_batch(rows)):
+        while missing := await self.db.write(click_store.write_batch, click_store.encode_batch(rows)):
             # Links deleted meanwhile: their history is gone anyway.
             rows = [row for row in rows if row.link_id not in missing]
         self.written += len(rows)
@@ -185,7 +185,7 @@ class ClickRecorder:
         if needed:
             self._day_keys = {day: key for day, key in self._day_keys.items() if day >= oldest_kept}
             self._day_keys.update(
-                await self.db.run(click_store.day_keys, needed, oldest_kept, lambda: secrets.token_bytes(32))
+                await self.db.write(click_store.day_keys, needed, oldest_kept, lambda: secrets.token_bytes(32))
             )
         return {day: self._day_keys[day] if day >= oldest_kept else self._old_day_key(day) for day in days}
 

@@ -49,6 +49,10 @@ def unavailable(target: VisitTarget, now: float) -> Reply | None:
     return None
 
 
+def too_many_attempts(retry_after: int) -> Reply:
+    return page(429, pages.too_many_attempts_page(retry_after), **{"Retry-After": str(retry_after)})
+
+
 def password_form(error: str | None = None) -> Reply:
     """The password page: 200, or 403 with the error after a wrong password."""
     return page(403 if error else 200, pages.password_page(error))

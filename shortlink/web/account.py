@@ -7,41 +7,9 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 
 from shortlink.accounts import Principal
-from shortlink.links import service as links
+from shortlink.app.accounts import Me
 from shortlink.services import Services
-from shortlink.times import Timestamp, utcnow
 from shortlink.web.openapi import error_responses
-
-
-class MeUser(msgspec.Struct):
-    id: str
-    email: str
-    name: str | None
-
-
-class MeKey(msgspec.Struct):
-    id: str
-    prefix: str
-
-
-class MeSubscription(msgspec.Struct, rename="camel"):
-    is_active: bool
-    current_period_end: Timestamp | None
-    cancel_at_period_end: bool
-
-
-class RateLimits(msgspec.Struct, rename="camel"):
-    requests_per_minute: int
-    remaining: int
-    links_per_day: int
-    links_created_today: int
-
-
-class Me(msgspec.Struct, rename="camel"):
-    user: MeUser
-    key: MeKey
-    subscription: MeSubscription
-    rate_limits: RateLimits
 
 
 class MeResponse(msgspec.Struct):
@@ -54,21 +22,5 @@ class AccountController(Controller):
 
     @get("/", responses=error_responses(), summary="The account of the API key")
     async def me(self, principal: NamedDependency[Principal], services: NamedDependency[Services]) -> MeResponse:
-        created_today = await services.db.run(links.created_today, principal.account_id, utcnow())
-        return MeResponse(
-            Me(
-                user=MeUser(id=principal.account_public_id, email=principal.email, name=principal.name),
-                key=MeKey(id=principal.key_public_id, prefix=principal.key_prefix),
-                subscription=MeSubscription(
-                    is_active=principal.subscription_active,
-                    current_period_end=principal.current_period_end,
-                    cancel_at_period_end=principal.cancel_at_period_end,
-                ),
-                rate_limits=RateLimits(
-                    requests_per_minute=services.api_limiter.capacity,
-                    remaining=services.api_limiter.peek(principal.key_id),
-                    links_per_day=services.config.limits.links_per_day,
-                    links_created_today=created_today,
-                ),
-            )
-        )
+        created_today = await services.links.created_today(principal.account_id)
+        return MeResponse(services.accounts.me(principal, created_today))

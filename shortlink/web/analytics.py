@@ -9,16 +9,10 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, QueryParameter
 
-from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS, parse_range
-from shortlink.analytics.report import (
-    AccountAnalyticsResponse,
-    LinkAnalyticsResponse,
-    account_analytics,
-    link_analytics,
-)
-from shortlink.links import service
+from shortlink.accounts import Principal
+from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
+from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsResponse
 from shortlink.services import Services
-from shortlink.times import utcnow
 from shortlink.web.openapi import error_responses
 
 # Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it
@@ -58,25 +52,21 @@ class AnalyticsController(Controller):
     async def link(
         self,
         id: FromPath[str],
-        owner: NamedDependency[service.Owner],
+        principal: NamedDependency[Principal],
         services: NamedDependency[Services],
         days: Days = str(DEFAULT_DAYS),
         start: From = None,
         end: To = None,
     ) -> LinkAnalyticsResponse:
-        now = utcnow()
-        span = parse_range(days, start, end, now)
-        return LinkAnalyticsResponse(await services.db.run(link_analytics, owner.account_id, id, span, now))
+        return LinkAnalyticsResponse(await services.analytics.of_link(principal.account_id, id, days, start, end))
 
     @get("/analytics", responses=error_responses(), summary="Analytics across all links of the account")
     async def account(
         self,
-        owner: NamedDependency[service.Owner],
+        principal: NamedDependency[Principal],
         services: NamedDependency[Services],
         days: Days = str(DEFAULT_DAYS),
         start: From = None,
         end: To = None,
     ) -> AccountAnalyticsResponse:
-        now = utcnow()
-        span = parse_range(days, start, end, now)
-        return AccountAnalyticsResponse(await services.db.run(account_analytics, owner.account_id, span, now))
+        return AccountAnalyticsResponse(await services.analytics.of_account(principal.account_id, days, start, end))

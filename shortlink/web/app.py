@@ -15,7 +15,7 @@ from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import handle_exception
 from shortlink.web.health import healthz
-from shortlink.web.links import LinkController, provide_owner
+from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.qr import QrController
 from shortlink.web.visitor import visitor_handlers
@@ -33,12 +33,15 @@ def create_app(config: Config) -> Litestar:
         middleware=[rate_limit_headers_middleware],
         dependencies={
             "principal": Provide(provide_principal, sync_to_thread=False),
-            "owner": Provide(provide_owner, sync_to_thread=False),
         },
         security=[{"bearerAuth": []}],
     )
     return Litestar(
-        route_handlers=[api, healthz, *visitor_handlers(services)],
+        route_handlers=[
+            api,
+            healthz,
+            *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
+        ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),
         lifespan=[services.lifespan],

@@ -34,7 +34,7 @@ async def healthz(services: NamedDependency[Services]) -> Response:
     if problem:
         return Response({"status": "unhealthy", "reason": problem}, status_code=503)
     try:
-        await asyncio.wait_for(services.db.run(account_store.ping), HEALTH_TIMEOUT_SECONDS)
+        await asyncio.wait_for(services.db.write(account_store.ping), HEALTH_TIMEOUT_SECONDS)
     except Exception as exc:
         return Response({"status": "unhealthy", "reason": f"database: {type(exc).__name__}"}, status_code=503)
     return Response(

@@ -12,7 +12,7 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from shortlink import qr
-from shortlink.links import service
+from shortlink.accounts import Principal
 from shortlink.services import Services
 from shortlink.web.openapi import error_responses
 
@@ -69,7 +69,7 @@ class QrController(Controller):
     async def qr_code(
         self,
         id: FromPath[str],
-        owner: NamedDependency[service.Owner],
+        principal: NamedDependency[Principal],
         services: NamedDependency[Services],
         format: Annotated[qr.Format, QueryParameter(description="Image format")] = "svg",
         # Integers read as text: Litestar's lax parsing would take "512.0" and "1e3";
@@ -121,11 +121,10 @@ class QrController(Controller):
             HeaderParameter(name="If-None-Match", max_length=1024, description="ETags of copies the client holds"),
         ] = None,
     ) -> Response[bytes]:
-        link = await services.db.run(service.get_link, owner, id)
         options = qr.make_options(
             format=format, size=size, color=color, bg_color=bg_color, margin=margin, error_correction=error_correction
         )
-        image = qr.render(link.short_url, options)
+        image = await services.links.qr_code(principal.account_id, id, options)
         headers = {"ETag": image.etag, "Cache-Control": CACHE_CONTROL}
         if etag_matches(if_none_match, image.etag):
             return Response(content=b"", status_code=304, headers=headers)

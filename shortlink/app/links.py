@@ -1,0 +1,101 @@
+"""Link operations for every door: create, get, list, update, delete.
+
+A link creation, from any door: `Links.create` validates and hashes the password off
+the event loop, `links.service.create_link` checks the rules and inserts on the writer
+(daily limit in the same transaction), then the visitor cache forgets the code and the
+title fetcher is woken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from shortlink import qr
+from shortlink.app.hosts import Hosts
+from shortlink.links import rules, service
+from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
+from shortlink.storage import Database
+from shortlink.times import utcnow
+
+
+async def hash_password(password: str | None) -> str | None:
+    # The slow hash runs in a worker thread: neither the event loop nor the
+    # database writer waits on it.
+    return None if password is None else await asyncio.to_thread(rules.hash_password, password)
+
+
+def _nothing(_code: str = "") -> None:
+    return None
+
+
+class Links:
+    def __init__(
+        self,
+        db: Database,
+        hosts: Hosts,
+        *,
+        daily_limit: int,
+        fetch_titles: bool,
+        changed: Callable[[str], None] = _nothing,
+        fetch_wanted: Callable[[], None] = _nothing,
+    ):
+        """`changed(code)` runs after a link is created, changed or deleted (the visitor
+        cache forgets it); `fetch_wanted()` after a link that wants its title fetched."""
+        self.db, self.hosts = db, hosts
+        self.daily_limit, self.fetch_titles = daily_limit, fetch_titles
+        self._changed, self._fetch_wanted = changed, fetch_wanted
+
+    async def create(self, account_id: int, body: CreateLink, source: Source) -> Link:
+        if body.password is not None:
+            rules.validate_password(body.password)  # before the slow hash, not after
+        link = await self.db.write(
+            service.create_link,
+            account_id,
+            body,
+            is_ours=self.hosts.is_ours,
+            base=self.hosts.base_for_account(account_id),
+            daily_limit=self.daily_limit,
+            now=utcnow(),
+            password_hash=await hash_password(body.password),
+            fetch_title=self.fetch_titles,
+            source=source,
+        )
+        self._changed(link.short_code)
+        if self.fetch_titles and body.title is None:
+            self._fetch_wanted()
+        return link
+
+    async def get(self, account_id: int, link_id: str) -> Link:
+        return await self.db.read(service.get_link, account_id, link_id, self.hosts.base_for_account(account_id))
+
+    async def list(self, account_id: int, query: LinkFilter) -> tuple[list[Link], Pagination]:
+        return await self.db.read(service.list_links, account_id, query, self.hosts.base_for_account(account_id))
+
+    async def update(self, account_id: int, link_id: str, patch: UpdateLink) -> Link:
+        password = patch.password if isinstance(patch.password, str) else None
+        if password is not None:
+            rules.validate_password(password)
+        link, code = await self.db.write(
+            service.update_link,
+            account_id,
+            link_id,
+            patch,
+            base=self.hosts.base_for_account(account_id),
+            now=utcnow(),
+            password_hash=await hash_password(password),
+        )
+        self._changed(code)
+        return link
+
+    async def delete(self, account_id: int, link_id: str) -> None:
+        code = await self.db.write(service.delete_link, account_id, link_id)
+        self._changed(code)
+
+    async def qr_code(self, account_id: int, link_id: str, options: qr.QrOptions) -> qr.QrImage:
+        """The QR code of the link's short URL (its custom domain's, when connected)."""
+        link = await self.get(account_id, link_id)
+        return qr.render(link.short_url, options)
+
+    async def created_today(self, account_id: int) -> int:
+        return await self.db.read(service.created_today, account_id, utcnow())

@@ -1,0 +1,200 @@
+"""A visit of `/l/<code>`: resolve → decide → respond → track, for GET, HEAD and POST.
+
+- resolve: the link from the in-memory cache, or one indexed point read on a reader
+  connection (no thread hop, never behind a click batch); a custom domain shows only
+  its own account's links.
+- decide: closed (paused, expired), password, bot, and the visitor's class.
+- respond: `visits.respond` builds the redirect or page as plain data.
+- track: the click goes to the in-memory recorder queue; the writer stores it later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from urllib.parse import parse_qsl
+
+from shortlink.app.hosts import Hosts
+from shortlink.links.rules import verify_password
+from shortlink.network import Network, client_ip, peer_is_trusted
+from shortlink.ratelimit import TokenBucketLimiter
+from shortlink.storage import Database
+from shortlink.storage import links as link_store
+from shortlink.visits import passwords, respond
+from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
+from shortlink.visits.classify import Visitor, classify
+from shortlink.visits.click import Click
+from shortlink.visits.recorder import ClickRecorder
+
+
+class VisitRequest:
+    """What the visitor path reads of a request; the transport fills it in one pass."""
+
+    __slots__ = (
+        "ch_mobile",
+        "ch_platform",
+        "cookie",
+        "country",
+        "forwarded_for",
+        "host",
+        "peer",
+        "query",
+        "referrer",
+        "user_agent",
+    )
+
+    def __init__(self, peer: str, query: str) -> None:
+        self.peer, self.query = peer, query
+        self.host = self.user_agent = self.ch_platform = self.ch_mobile = ""
+        self.referrer = self.cookie = self.country = ""
+        self.forwarded_for: str | None = None
+
+
+class RememberCookie:
+    """The cookie a correct password sets: scoped to the link's path."""
+
+    __slots__ = ("name", "path", "value")
+
+    def __init__(self, name: str, path: str, value: str):
+        self.name, self.path, self.value = name, path, value
+
+    max_age = passwords.REMEMBER_SECONDS
+
+
+def _cookie(cookie_header: str, name: str) -> str | None:
+    for part in cookie_header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+class Visits:
+    def __init__(
+        self,
+        db: Database,
+        hosts: Hosts,
+        cache: LinkCache,
+        recorder: ClickRecorder,
+        password_limiter: TokenBucketLimiter,
+        trusted_proxies: Sequence[Network],
+        cookie_secret: Callable[[], bytes],
+    ):
+        self.db, self.hosts, self.cache, self.recorder = db, hosts, cache, recorder
+        self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
+        self._cookie_secret = cookie_secret
+
+    # resolve
+
+    def resolve(self, code: str, host: str) -> VisitTarget | None:
+        target = self.cache.get(code)
+        if target is ...:  # not cached: the only database read of the visitor path
+            row = self.db.read_now(link_store.link_by_code, code)
+            target = None if row is None else target_from_row(row)
+            self.cache.put(code, target)
+        if target is not None and not self.hosts.serves(target.account_id, host):
+            return None  # a custom domain shows only its own account's links
+        return target
+
+    def _open(self, code: str, request: VisitRequest) -> respond.Reply | tuple[VisitTarget, Visitor]:
+        """The reply for an unknown or closed link, else the link and who visits it."""
+        target = self.resolve(code, request.host)
+        if target is None:
+            return respond.not_found()
+        closed = respond.unavailable(target, time.time())
+        if closed is not None:
+            return closed
+        return target, classify(request.user_agent, request.ch_platform, request.ch_mobile)
+
+    # GET and HEAD
+
+    def visit(self, code: str, request: VisitRequest, *, head: bool = False) -> respond.Reply:
+        """HEAD is answered like GET and never counted. No await: a cached link costs no
+        database work at all, an uncached one a point read."""
+        opened = self._open(code, request)
+        if isinstance(opened, respond.Reply):
+            return opened
+        target, visitor = opened
+        if target.password_hash is not None and (visitor.is_bot or not self._remembered(target, code, request)):
+            return respond.password_form()  # bots never get past it
+        reply = self._destination(target, code, visitor, request)
+        if not head:
+            self.track(target, request, visitor)
+        return reply
+
+    # POST: the password form
+
+    async def unlock(
+        self, code: str, request: VisitRequest, read_password: Callable[[], Awaitable[str]]
+    ) -> tuple[respond.Reply, RememberCookie | None]:
+        opened = self._open(code, request)
+        if isinstance(opened, respond.Reply):
+            return opened, None
+        target, visitor = opened
+        cookie = None
+        if target.password_hash is not None:
+            if visitor.is_bot:
+                # Bots never get past the form. Their posts are not checked at all, so
+                # they spend no attempt of the visitor's bucket and no scrypt time.
+                return respond.password_form(), None
+            attempt = self.password_limiter.take(passwords.attempt_key(self.address(request)[0], target.link_id))
+            if not attempt.allowed:
+                return respond.too_many_attempts(attempt.retry_after), None
+            password = await read_password()
+            if not password or not await asyncio.to_thread(verify_password, password, target.password_hash):
+                return respond.password_form("That password is not right. Please try again."), None
+            secret = self._cookie_secret()
+            value = passwords.make_cookie_value(secret, target.public_id, target.password_hash)
+            cookie = RememberCookie(passwords.cookie_name(code), f"/l/{code}", value)
+        # 303: the browser follows a form POST with a GET to the destination.
+        reply = self._destination(target, code, visitor, request, redirect_status=303)
+        self.track(target, request, visitor)
+        return reply, cookie
+
+    # decide and respond
+
+    def _remembered(self, target: VisitTarget, code: str, request: VisitRequest) -> bool:
+        assert target.password_hash is not None
+        value = _cookie(request.cookie, passwords.cookie_name(code))
+        return passwords.cookie_is_valid(self._cookie_secret(), target.public_id, target.password_hash, value)
+
+    def _destination(
+        self, target: VisitTarget, code: str, visitor: Visitor, request: VisitRequest, redirect_status: int = 302
+    ) -> respond.Reply:
+        return respond.destination(
+            target, visitor, request.query, lambda: self.short_url(request.host, code, request.query), redirect_status
+        )
+
+    def short_url(self, host: str, code: str, query: str) -> str:
+        base = self.hosts.base_for_visitor(host)
+        return f"{base}/l/{code}?{query}" if query else f"{base}/l/{code}"
+
+    def address(self, request: VisitRequest) -> tuple[str, bool]:
+        """(client IP, whether the direct peer is a trusted proxy)."""
+        trusted = peer_is_trusted(request.peer, self.trusted_proxies)
+        forwarded_for = request.forwarded_for if trusted else None
+        return client_ip(request.peer, forwarded_for, self.trusted_proxies), trusted
+
+    # track
+
+    def track(self, target: VisitTarget, request: VisitRequest, visitor: Visitor) -> None:
+        ip, via_trusted_proxy = self.address(request)
+        campaign = ""
+        if "utm_source=" in request.query:
+            # The last value, as utm forwarding keeps the last of repeated parameters.
+            sources = [value for key, value in parse_qsl(request.query) if key == "utm_source"]
+            campaign = sources[-1][:200] if sources else ""
+        self.recorder.record(
+            Click(
+                target.link_id,
+                target.account_id,
+                int(time.time() * 1000),
+                request.user_agent,
+                request.referrer,
+                campaign,
+                ip,
+                request.country if via_trusted_proxy else "",
+                visitor.is_bot,
+            )
+        )

@@ -1,0 +1,39 @@
+"""Helpers shared by test modules (test modules never import each other)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import UTC, datetime
+
+from litestar.testing import TestClient
+
+from shortlink.app.hosts import Hosts
+from shortlink.links import service
+from shortlink.links.schema import CreateLink, Link
+
+
+def store_link(
+    conn: sqlite3.Connection, account_id: int, short_host: str, body: CreateLink, *, fetch_title: bool = False
+) -> Link:
+    """A link stored through the same rules as every door, on a plain connection."""
+    hosts = Hosts(short_host)
+    return service.create_link(
+        conn,
+        account_id,
+        body,
+        is_ours=hosts.is_ours,
+        base=hosts.base_for_account(account_id),
+        daily_limit=10**9,
+        now=datetime.now(UTC),
+        fetch_title=fetch_title,
+    )
+
+
+def wait_for_domain(client: TestClient, host: str, timeout: float = 5.0) -> None:
+    """A domain connected by another process (the CLI) reaches the server within a second."""
+    hosts = client.app.state.services.hosts
+    deadline = time.monotonic() + timeout
+    while not hosts.is_ours(host):
+        assert time.monotonic() < deadline, f"the server never noticed {host}"
+        time.sleep(0.05)
