@@ -63,7 +63,7 @@ class LinkCache:
         self.max_entries = max_entries
         self._entries: OrderedDict[str, VisitTarget | None] = OrderedDict()
 
-    def get(self, code: str) -> VisitTarget | None | EllipsisType:
+    def get(self, code: str) -> VisitTarget | EllipsisType | None:
         """The cached entry, or `...` when the code is not cached."""
         entry = self._entries.get(code, ...)
         if entry is not ...:
