@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the server")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--workers", type=int, default=1, help="server processes on this port (more than 1 needs [redis] url)"
+    )
     _common(serve)
     serve.set_defaults(run=cmd_serve)
 
@@ -106,7 +109,7 @@ def _with_db(args: argparse.Namespace, action: Callable):
 def cmd_serve(args: argparse.Namespace) -> None:
     from shortlink.server import serve
 
-    serve(_config(args))
+    serve(_config(args), workers=args.workers)
 
 
 def cmd_key_create(args: argparse.Namespace) -> None:

@@ -71,6 +71,12 @@ class ClicksConfig(_Section):
     queue_size: int = 100_000
 
 
+class RedisConfig(_Section):
+    # Shared state for more than one server process: rate-limit buckets and link-cache
+    # invalidation. Empty: one process keeps them in memory.
+    url: str = ""
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -79,6 +85,7 @@ class Config(_Section):
     network: NetworkConfig = msgspec.field(default_factory=NetworkConfig)
     fetcher: FetcherConfig = msgspec.field(default_factory=FetcherConfig)
     clicks: ClicksConfig = msgspec.field(default_factory=ClicksConfig)
+    redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
 
     @property
     def short_host(self) -> str:
@@ -206,3 +213,5 @@ def _check(config: Config) -> None:
             raise ConfigError(f"invalid configuration: [network] trusted_proxies: {cidr!r} is not a CIDR") from None
     if config.links.short_host and not config.links.short_host.startswith(("http://", "https://")):
         raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")
+    if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError("invalid configuration: [redis] url: must start with redis://, rediss:// or unix://")

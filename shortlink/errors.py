@@ -60,3 +60,12 @@ class RateLimitedError(ShortlinkError):
     def __init__(self, message: str, retry_after: int, headers: dict[str, str] | None = None):
         super().__init__(message, {**(headers or {}), "Retry-After": str(max(1, retry_after))})
         self.retry_after = max(1, retry_after)
+
+
+class UnavailableError(ShortlinkError):
+    """A shared component (Redis) does not answer: the request may be retried shortly."""
+
+    status = 503
+
+    def __init__(self, message: str):
+        super().__init__(message, {"Retry-After": "1"})

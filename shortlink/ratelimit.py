@@ -1,12 +1,27 @@
-"""In-memory token buckets: N tokens a minute per key, refilling continuously."""
+"""Token buckets: N tokens a minute per key, refilling continuously.
+
+Two limiters with one interface (`Limiter`): `TokenBucketLimiter` keeps the buckets in
+this process's memory (one server process); `RedisLimiter` keeps them in Redis, exact
+across every process that shares it. `take` is a coroutine on both so that callers need
+not know which one they have; the in-memory one never suspends.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import time
 from collections.abc import Callable, Hashable
+from typing import Protocol
 
 import msgspec
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from shortlink.errors import UnavailableError
+
+log = logging.getLogger("shortlink.ratelimit")
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -23,6 +38,29 @@ class Decision(msgspec.Struct, frozen=True):
             "X-RateLimit-Remaining": str(self.remaining),
             "X-RateLimit-Reset": str(self.reset_seconds),
         }
+
+
+def decide(capacity: int, rate: float, tokens: float, allowed: bool) -> Decision:
+    """The decision for a bucket left with `tokens` after a take (`allowed`) or a refusal."""
+    return Decision(
+        allowed=allowed,
+        limit=capacity,
+        remaining=int(tokens),
+        reset_seconds=math.ceil((capacity - tokens) / rate),
+        retry_after=0 if allowed else max(1, math.ceil((1 - tokens) / rate)),
+    )
+
+
+class Limiter(Protocol):
+    capacity: int
+
+    async def take(self, key: Hashable) -> Decision:
+        """Take a token from the key's bucket, if there is one."""
+        ...
+
+    async def peek(self, key: Hashable) -> int:
+        """The whole tokens left in the key's bucket, taking none."""
+        ...
 
 
 class TokenBucketLimiter:
@@ -57,7 +95,7 @@ class TokenBucketLimiter:
         tokens, updated = self._buckets.get(key, (self.capacity, now))
         return min(self.capacity, tokens + (now - updated) * self.rate)
 
-    def take(self, key: Hashable) -> Decision:
+    async def take(self, key: Hashable) -> Decision:
         now = self.clock()
         if now >= self._next_sweep:
             self._sweep(now)
@@ -69,15 +107,9 @@ class TokenBucketLimiter:
         if allowed:
             tokens -= 1
         self._buckets[key] = (tokens, now)
-        return Decision(
-            allowed=allowed,
-            limit=self.capacity,
-            remaining=int(tokens),
-            reset_seconds=math.ceil((self.capacity - tokens) / self.rate),
-            retry_after=0 if allowed else max(1, math.ceil((1 - tokens) / self.rate)),
-        )
+        return decide(self.capacity, self.rate, tokens, allowed)
 
-    def peek(self, key: Hashable) -> int:
+    async def peek(self, key: Hashable) -> int:
         return int(self._tokens(key, self.clock()))
 
     def _sweep(self, now: float) -> None:
@@ -88,3 +120,62 @@ class TokenBucketLimiter:
             if bucket[0] + (now - bucket[1]) * self.rate < self.capacity
         }
         self._next_sweep = now + self.refill_seconds
+
+
+# One atomic step per call, on Redis's own clock (the processes' clocks may differ):
+# refill the bucket for the time since its last use, take `cost` (1, or 0 to peek) if
+# there is a whole token, store it with an expiry at the moment it would be full again
+# (a full bucket says nothing a missing one doesn't), and return (taken, tokens left).
+TAKE_SCRIPT = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
+local capacity, rate, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(bucket[1]) or capacity
+local at = tonumber(bucket[2]) or t
+tokens = math.min(capacity, tokens + math.max(0, t - at) * rate)
+if cost == 0 then
+  return {0, tostring(tokens)}
+end
+local taken = 0
+if tokens >= cost then
+  tokens = tokens - cost
+  taken = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(t))
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / rate * 1000) + 1)
+return {taken, tostring(tokens)}
+"""
+
+
+class RedisLimiter:
+    """The same buckets kept in Redis, shared by every process using it: one script run
+    (EVALSHA) per take, so concurrent takes from any number of processes never both get
+    the last token. Keys are stored as a keyed hash (`secret`), never as given: a
+    password-attempt key holds a visitor's IP address."""
+
+    def __init__(self, client: Redis, name: str, per_minute: int, secret: Callable[[], bytes]):
+        self.capacity = per_minute
+        self.rate = per_minute / 60.0
+        self.name = name
+        self._secret = secret
+        self._script = client.register_script(TAKE_SCRIPT)
+
+    def _redis_key(self, key: Hashable) -> str:
+        digest = hashlib.blake2b(repr(key).encode(), key=self._secret(), digest_size=16).hexdigest()
+        return f"shortlink:bucket:{self.name}:{digest}"
+
+    async def _run(self, key: Hashable, cost: int) -> tuple[bool, float]:
+        try:
+            taken, tokens = await self._script(keys=[self._redis_key(key)], args=[self.capacity, self.rate, cost])
+        except RedisError as exc:
+            log.warning("rate limiter %s: Redis did not answer: %s", self.name, exc)
+            raise UnavailableError("The rate limiter is unavailable; try again shortly") from None
+        return bool(taken), float(tokens)
+
+    async def take(self, key: Hashable) -> Decision:
+        taken, tokens = await self._run(key, 1)
+        return decide(self.capacity, self.rate, tokens, taken)
+
+    async def peek(self, key: Hashable) -> int:
+        return int((await self._run(key, 0))[1])

@@ -1,15 +1,44 @@
-"""Running the app under an ASGI server, with a graceful stop on SIGTERM/SIGINT."""
+"""Running the app under an ASGI server, with a graceful stop on SIGTERM/SIGINT.
+
+One process by default, running uvicorn's server in-process. With `workers` > 1,
+uvicorn's supervisor binds the socket once and runs that many worker processes on it,
+replacing any that dies; each worker is a whole server process with its own click
+recorder, drained on SIGTERM as a single process is. Processes share rate limits and
+link changes through Redis, and everything else through the database.
+"""
 
 from __future__ import annotations
 
+import functools
+
 import uvicorn
 from litestar import Litestar
+from uvicorn.supervisors import Multiprocess
 
-from shortlink.config import Config
+from shortlink.config import Config, ConfigError
+from shortlink.sharedstate import check_redis
+from shortlink.storage import connect
 from shortlink.web.accesslog import configure_access_log
 from shortlink.web.app import create_app
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
+
+
+def _uvicorn_config(config: Config, app, workers: int = 1) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=config.server.host,
+        port=config.server.port,
+        # uvicorn's own access log prints client IPs; we log no personal data.
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        log_level="info",
+        workers=workers,
+        factory=workers > 1,
+    )
 
 
 def build_server(config: Config, app: Litestar | None = None) -> uvicorn.Server:
@@ -18,23 +47,32 @@ def build_server(config: Config, app: Litestar | None = None) -> uvicorn.Server:
     Logging: Litestar's default config (the app's own log lines, on stderr) and
     uvicorn's; the access log, when on, writes bare JSON lines beside them.
     """
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app or create_app(config),
-            host=config.server.host,
-            port=config.server.port,
-            # uvicorn's own access log prints client IPs; we log no personal data.
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-            lifespan="on",
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-            log_level="info",
-        )
-    )
+    server = uvicorn.Server(_uvicorn_config(config, app or create_app(config)))
     configure_access_log(config.server.access_log)  # after both have set up logging
     return server
 
 
-def serve(config: Config) -> None:
-    build_server(config).run()
+def worker_app(config: Config) -> Litestar:
+    """The app of one worker process (called there, by uvicorn, after it set up logging)."""
+    app = create_app(config)
+    configure_access_log(config.server.access_log)
+    return app
+
+
+def serve(config: Config, workers: int = 1) -> None:
+    if workers < 1:
+        raise ConfigError(f"--workers {workers}: must be at least 1")
+    if workers == 1:
+        build_server(config).run()
+        return
+    if not config.redis.url:
+        raise ConfigError(
+            f"--workers {workers} needs [redis] url (SHORTLINK_REDIS_URL): the processes share rate limits "
+            "and link changes through it"
+        )
+    # The checks each worker would make, made once here: a bad [storage] path or an
+    # unreachable Redis stops start-up in one line instead of N tracebacks.
+    connect(config.storage.path).close()
+    check_redis(config.redis.url)
+    uvicorn_config = _uvicorn_config(config, functools.partial(worker_app, config), workers)
+    Multiprocess(uvicorn_config, sockets=[uvicorn_config.bind_socket()]).run()

@@ -19,10 +19,12 @@ from shortlink.app.links import Links
 from shortlink.app.visits import Visits
 from shortlink.config import Config
 from shortlink.fetcher.worker import TitleFetcher
-from shortlink.ratelimit import TokenBucketLimiter
+from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
+from shortlink.sharedstate import open_redis
 from shortlink.storage import Database, connect
 from shortlink.storage import accounts as account_store
 from shortlink.visits.cache import LinkCache
+from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
 
 log = logging.getLogger("shortlink")
@@ -40,8 +42,12 @@ class Services:
         self.config = config
         self.db = Database(config.storage.path)
         self.link_cache = LinkCache()
+        # With Redis, rate limits and link changes are shared by every process using it.
+        self.redis = open_redis(config.redis.url) if config.redis.url else None
+        self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.link_cache)
+        link_changed = self.link_cache.discard if self.link_changes is None else self.link_changes.changed
         self.recorder = ClickRecorder(self.db, config.clicks)
-        self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=self.link_cache.discard, own_hosts=self.hosts.all)
+        self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0
         self._tasks: list[asyncio.Task] = []
@@ -51,25 +57,34 @@ class Services:
             self.hosts,
             daily_limit=limits.links_per_day,
             fetch_titles=config.fetcher.enabled,
-            changed=self.link_cache.discard,
+            changed=link_changed,
             fetch_wanted=self.fetcher.notify,
         )
-        self.accounts = Accounts(self.db, TokenBucketLimiter(limits.requests_per_minute), limits.links_per_day)
+        self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
         self.analytics = Analytics(self.db)
         self.visits = Visits(
             self.db,
             self.hosts,
             self.link_cache,
             self.recorder,
-            TokenBucketLimiter(limits.password_attempts_per_minute),
+            self._limiter("password", limits.password_attempts_per_minute),
             config.trusted_networks,
             lambda: self._cookie_secret,
         )
+
+    def _limiter(self, name: str, per_minute: int) -> Limiter:
+        if self.redis is None:
+            return TokenBucketLimiter(per_minute)
+        # Bucket names in Redis are keyed hashes (they may hold a visitor's IP): the
+        # cookie secret is the key every process already shares through the database.
+        return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret)
 
     async def start(self) -> None:
         self._data_version = await self.db.write(account_store.data_version)
         secret = await self.db.write(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
         self._cookie_secret = bytes.fromhex(secret)
+        if self.link_changes is not None:
+            await self.link_changes.start()
         await self.recorder.start()
         await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
@@ -85,6 +100,10 @@ class Services:
                 await task
         await self.fetcher.stop()
         await self.recorder.stop()  # drains every queued click
+        if self.link_changes is not None:
+            await self.link_changes.stop()
+        if self.redis is not None:
+            await self.redis.aclose()
         self.db.close()
 
     @contextlib.asynccontextmanager
@@ -96,14 +115,18 @@ class Services:
             await self.stop()
 
     async def _watch_external_changes(self) -> None:
-        """Other processes (the CLI) write to the same file: drop what we cached from it."""
+        """Other processes (the CLI, other servers) write to the same file: drop what we
+        cached from it. With Redis, other servers' link changes arrive one by one (most of
+        their commits are click batches, which change no link), so the link cache is
+        cleared only while that subscription is down."""
         while True:
             await asyncio.sleep(EXTERNAL_CHANGES_POLL_SECONDS)
             try:
                 version = await self.db.write(account_store.data_version)
                 if version != self._data_version:
                     self._data_version = version
-                    self.link_cache.clear()
+                    if self.link_changes is None or not self.link_changes.listening:
+                        self.link_cache.clear()
                     self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains))
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")

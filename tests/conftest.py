@@ -14,6 +14,7 @@ from shortlink import accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
 from shortlink.web.app import create_app
+from tests.redis_server import RedisServer
 
 SHORT_HOST = "https://sho.rt"
 
@@ -99,3 +100,13 @@ def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=60
     )
+
+
+@pytest.fixture
+def redis_server(tmp_path) -> Iterator[RedisServer]:
+    """A throwaway redis-server of its own for one test (installed when missing)."""
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        yield server
+    finally:
+        server.stop()

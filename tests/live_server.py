@@ -23,7 +23,11 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, directory: Path, **settings: str):
+    """Servers made in the same directory share its database file (and configuration file),
+    as several processes of one deployment do."""
+
+    def __init__(self, directory: Path, workers: int = 1, **settings: str):
+        self.workers = workers
         self.port = free_port()
         self.db = directory / "live.db"
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -44,7 +48,16 @@ class LiveServer:
     def start(self, timeout: float = 20) -> LiveServer:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "shortlink", "serve", "--config", str(self.config)],
+                [
+                    sys.executable,
+                    "-m",
+                    "shortlink",
+                    "serve",
+                    "--config",
+                    str(self.config),
+                    "--workers",
+                    str(self.workers),
+                ],
                 env=self.env,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
-import shutil
-import subprocess
 import threading
 import time
 import urllib.request
@@ -23,43 +20,12 @@ import pytest
 
 from shortlink import accounts
 from shortlink.storage import connect
+from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
 from tests.test_visitor_route import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
-
-
-def cannot_run(reason: str):
-    """Fail, saying why: without a browser these tests prove nothing, so they must not pass."""
-    pytest.fail(f"browser tests cannot run: {reason}", pytrace=False)
-
-
-def find_or_install_chromium() -> str:
-    """Debian's chromium, installed here when missing (as root, or through sudo without a
-    password); where it cannot be installed the tests fail with the reason."""
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if shutil.which("apt-get") is None:
-        cannot_run("chromium is missing and there is no apt-get to install it")
-    as_root = [] if os.geteuid() == 0 else ["sudo", "-n"]
-    if as_root and shutil.which("sudo") is None:
-        cannot_run("chromium is missing and installing it needs root (no sudo here)")
-    for command in (
-        ["apt-get", "install", "-y", "-q", "chromium"],
-        ["sh", "-c", "apt-get update -q && apt-get install -y -q chromium"],
-    ):
-        result = subprocess.run(
-            [*as_root, *command],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        if result.returncode == 0 and shutil.which("chromium"):
-            return shutil.which("chromium")
-    cannot_run(f"chromium could not be installed: {result.stderr.strip()[-300:]}")
 
 
 class FakeYouTube(http.server.BaseHTTPRequestHandler):
@@ -79,7 +45,7 @@ class FakeYouTube(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    chromium = find_or_install_chromium()
+    chromium = find_or_install("chromium", "chromium", "browser tests")
     destination = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
     threading.Thread(target=destination.serve_forever, daemon=True).start()
     server = LiveServer(tmp_path_factory.mktemp("browser"))

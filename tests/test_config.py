@@ -62,6 +62,7 @@ def test_file_values_and_environment_overrides(tmp_path):
         ("", {"SHORTLINK_SERVER_PORT": "0"}, "port"),
         ("[server\n", {}, "not valid TOML"),
         ("", {"SHORTLINK_SERVER_PROT": "9000"}, "SHORTLINK_SERVER_PROT"),
+        ("", {"SHORTLINK_REDIS_URL": "127.0.0.1:6379"}, "[redis] url"),
     ],
 )
 def test_bad_configuration_is_one_line_naming_the_key(tmp_path, text, env, names):
@@ -101,7 +102,7 @@ def test_other_shortlink_variables_are_only_warned_about(tmp_path, caplog, name)
     assert config.server.port == 9001
     assert [record.getMessage() for record in caplog.records] == [
         f"environment variable {name} is not a setting and is ignored (settings are "
-        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks)"
+        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks, redis)"
     ]
 
 

@@ -15,34 +15,12 @@ from pathlib import Path
 from shortlink import accounts
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
-from shortlink.storage.clicks import DIMENSIONS
 from tests.conftest import run_cli
 from tests.helpers import store_link
 from tests.live_server import LiveServer
+from tests.load import Load, assert_rollups_match_raw_clicks
 
 FLUSH_INTERVAL_MS = 100
-# (user agent, referrer, query): desktop, phones and a bot, with and without a campaign,
-# so that the rollups of every dimension have several values to get right.
-VISITS = [
-    (
-        "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
-        "https://news.ycombinator.com/item?id=1",
-        "?utm_source=hn",
-    ),
-    (
-        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-        "Version/18.1 Mobile/15E148 Safari/604.1",
-        "",
-        "",
-    ),
-    (
-        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/131.0.0.0 Mobile Safari/537.36",
-        "https://t.co/abc",
-        "?utm_source=twitter",
-    ),
-    ("Twitterbot/1.0", "", ""),
-]
 
 
 def prepare(server: LiveServer) -> tuple[str, str]:
@@ -54,102 +32,12 @@ def prepare(server: LiveServer) -> tuple[str, str]:
     return key, link.short_code
 
 
-class Load:
-    """Clients hammering /l/<code> with a mix of visitors, noting when each redirect was received."""
-
-    def __init__(self, port: int, code: str, clients: int = 4):
-        self.port, self.path = port, f"/l/{code}"
-        self.acknowledged_at: list[float] = []
-        self.running = True
-        self.threads = [threading.Thread(target=self.client, args=(number,), daemon=True) for number in range(clients)]
-        for thread in self.threads:
-            thread.start()
-
-    @property
-    def acknowledged(self) -> int:
-        return len(self.acknowledged_at)
-
-    def client(self, number: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-        sent = number
-        while self.running:
-            user_agent, referrer, query = VISITS[sent % len(VISITS)]
-            sent += 1
-            try:
-                conn.request("GET", self.path + query, headers={"User-Agent": user_agent, "Referer": referrer})
-                response = conn.getresponse()
-                response.read()
-            except (OSError, http.client.HTTPException):
-                return
-            if response.status == 302:
-                self.acknowledged_at.append(time.monotonic())  # list.append is atomic
-
-    def stop(self) -> int:
-        self.running = False
-        for thread in self.threads:
-            thread.join(timeout=10)
-        return self.acknowledged
-
-
 def recorded(server: LiveServer) -> int:
     conn = sqlite3.connect(server.db)
     try:
         return conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
     finally:
         conn.close()
-
-
-DAY = "date(ts / 1000, 'unixepoch')"
-
-
-def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
-    """(what, rows of the rollup table, the same rows recomputed from raw clicks), per table."""
-
-    def rows(sql: str) -> list:
-        return sorted(tuple(row) for row in conn.execute(sql))
-
-    raw_dimensions = " UNION ALL ".join(
-        f"SELECT link_id, account_id, {code} AS dimension, {DAY} AS day, {column} AS value FROM clicks WHERE is_bot = 0"
-        for code, column in enumerate(DIMENSIONS, start=1)
-    )
-    return [
-        (
-            "link_days",
-            rows("SELECT link_id, day, clicks, visitors FROM link_days WHERE clicks > 0"),
-            rows(
-                f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
-                " WHERE is_bot = 0 GROUP BY 1, 2"
-            ),
-        ),
-        (
-            "account_days",
-            rows("SELECT account_id, day, clicks, visitors FROM account_days WHERE clicks > 0"),
-            rows(
-                f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
-                " WHERE is_bot = 0 GROUP BY 1, 2"
-            ),
-        ),
-        (
-            "link_dimensions",
-            rows("SELECT link_id, dimension, day, value, clicks FROM link_dimensions"),
-            rows(f"SELECT link_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
-        ),
-        (
-            "account_dimensions",
-            rows("SELECT account_id, dimension, day, value, clicks FROM account_dimensions"),
-            rows(f"SELECT account_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
-        ),
-        (
-            "click_count",
-            rows("SELECT id, click_count FROM links"),
-            rows("SELECT l.id, count(c.id) FROM links l LEFT JOIN clicks c ON c.link_id = l.id GROUP BY 1"),
-        ),
-    ]
-
-
-def assert_rollups_match_raw_clicks(conn: sqlite3.Connection) -> None:
-    for what, rolled_up, raw in rollups_and_raw(conn):
-        assert rolled_up == raw, what
 
 
 def test_sigkill_loses_only_the_unflushed_queue_and_keeps_the_file_sound(tmp_path):

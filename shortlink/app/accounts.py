@@ -7,7 +7,7 @@ import msgspec
 from shortlink import accounts
 from shortlink.accounts import Principal
 from shortlink.errors import RateLimitedError, SubscriptionRequiredError
-from shortlink.ratelimit import Decision, TokenBucketLimiter
+from shortlink.ratelimit import Decision, Limiter
 from shortlink.storage import Database
 from shortlink.times import Timestamp
 
@@ -51,10 +51,10 @@ class Admission(msgspec.Struct, frozen=True):
 
 
 class Accounts:
-    def __init__(self, db: Database, api_limiter: TokenBucketLimiter, links_per_day: int):
+    def __init__(self, db: Database, api_limiter: Limiter, links_per_day: int):
         self.db, self.api_limiter, self.links_per_day = db, api_limiter, links_per_day
 
-    def admit(self, authorization: str | None) -> Admission:
+    async def admit(self, authorization: str | None) -> Admission:
         """Every API request and MCP tool call: 401 for a missing, bad or revoked key, 429
         over the key's per-minute budget, 403 without an active subscription.
 
@@ -63,7 +63,7 @@ class Accounts:
         403 carry the key's X-RateLimit-* headers too.
         """
         principal = self.db.read_now(accounts.authenticate, authorization)
-        decision = self.api_limiter.take(principal.key_id)
+        decision = await self.api_limiter.take(principal.key_id)
         if not decision.allowed:
             raise RateLimitedError(
                 f"Rate limit of {decision.limit} requests per minute exceeded; retry in {decision.retry_after} s",
@@ -77,7 +77,7 @@ class Accounts:
             raise
         return Admission(principal, decision)
 
-    def me(self, principal: Principal, links_created_today: int) -> Me:
+    async def me(self, principal: Principal, links_created_today: int) -> Me:
         return Me(
             user=MeUser(id=principal.account_public_id, email=principal.email, name=principal.name),
             key=MeKey(id=principal.key_public_id, prefix=principal.key_prefix),
@@ -88,7 +88,7 @@ class Accounts:
             ),
             rate_limits=RateLimits(
                 requests_per_minute=self.api_limiter.capacity,
-                remaining=self.api_limiter.peek(principal.key_id),
+                remaining=await self.api_limiter.peek(principal.key_id),
                 links_per_day=self.links_per_day,
                 links_created_today=links_created_today,
             ),

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 from shortlink.app.hosts import Hosts
 from shortlink.links.rules import verify_password
 from shortlink.network import Network, client_ip, peer_is_trusted
-from shortlink.ratelimit import TokenBucketLimiter
+from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.storage import links as link_store
 from shortlink.visits import passwords, respond
@@ -77,7 +77,7 @@ class Visits:
         hosts: Hosts,
         cache: LinkCache,
         recorder: ClickRecorder,
-        password_limiter: TokenBucketLimiter,
+        password_limiter: Limiter,
         trusted_proxies: Sequence[Network],
         cookie_secret: Callable[[], bytes],
     ):
@@ -138,7 +138,7 @@ class Visits:
                 # Bots never get past the form. Their posts are not checked at all, so
                 # they spend no attempt of the visitor's bucket and no scrypt time.
                 return respond.password_form(), None
-            attempt = self.password_limiter.take(passwords.attempt_key(self.address(request)[0], target.link_id))
+            attempt = await self.password_limiter.take(passwords.attempt_key(self.address(request)[0], target.link_id))
             if not attempt.allowed:
                 return respond.too_many_attempts(attempt.retry_after), None
             password = await read_password()

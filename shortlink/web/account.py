@@ -23,4 +23,4 @@ class AccountController(Controller):
     @get("/", responses=error_responses(), summary="The account of the API key")
     async def me(self, principal: NamedDependency[Principal], services: NamedDependency[Services]) -> MeResponse:
         created_today = await services.links.created_today(principal.account_id)
-        return MeResponse(services.accounts.me(principal, created_today))
+        return MeResponse(await services.accounts.me(principal, created_today))

@@ -18,7 +18,7 @@ async def api_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
     """401 for a missing/bad/revoked key, 429 over the key's rate, 403 without Pro:
     `Accounts.admit`, the same check MCP makes per tool call."""
     services: Services = connection.app.state.services
-    admission = services.accounts.admit(connection.headers.get("authorization"))
+    admission = await services.accounts.admit(connection.headers.get("authorization"))
     connection.scope["state"][RATE_LIMIT] = admission.rate
     connection.scope["state"][PRINCIPAL] = admission.principal
 

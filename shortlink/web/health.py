@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from litestar import get
@@ -40,6 +41,7 @@ async def healthz(services: NamedDependency[Services]) -> Response:
     return Response(
         {
             "status": "ok",
+            "process": os.getpid(),  # which server process answered (with --workers, or behind a balancer)
             "clicksPending": recorder.pending,
             "clicksWritten": recorder.written,
             "clicksDropped": recorder.dropped,

@@ -1,0 +1,80 @@
+"""Link changes told to every process that shares a Redis, so each link cache forgets them.
+
+A process that changes a link (create, update, delete, a fetched title) forgets its code
+in its own cache at once and publishes the code on one channel; every process listens
+on it and forgets the code too, within milliseconds. While the subscription is down, a
+process cannot know what the others changed: each (re)subscription clears its whole
+cache, and `listening` is false meanwhile so that the caller may fall back to clearing
+on every outside commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from redis.asyncio import Redis
+
+from shortlink.visits.cache import LinkCache
+
+log = logging.getLogger("shortlink.invalidation")
+
+CHANNEL = "shortlink:link-changed"
+RETRY_SECONDS = 0.5
+
+
+class LinkChanges:
+    def __init__(self, client: Redis, cache: LinkCache):
+        self.client, self.cache = client, cache
+        self.listening = False
+        self._outgoing: asyncio.Queue[str] = asyncio.Queue()
+        self._tasks: list[asyncio.Task] = []
+
+    def changed(self, code: str) -> None:
+        """This process changed the link with `code`: forget it here, and tell the others."""
+        self.cache.discard(code)
+        self._outgoing.put_nowait(code)
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
+
+    async def stop(self) -> None:
+        """Publish what is still waiting (briefly: Redis may be the thing that is down), then stop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._outgoing.join(), RETRY_SECONDS * 4)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.listening = False
+
+    async def _publish(self) -> None:
+        while True:
+            code = await self._outgoing.get()
+            while True:
+                try:
+                    await self.client.publish(CHANNEL, code)
+                    break
+                except Exception as exc:  # kept and retried: the others must hear of every change
+                    log.warning("could not publish a link change: %s; retrying", exc)
+                    await asyncio.sleep(RETRY_SECONDS)
+            self._outgoing.task_done()
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                async with self.client.pubsub() as subscription:
+                    await subscription.subscribe(CHANNEL)
+                    async for message in subscription.listen():
+                        if message["type"] == "subscribe":
+                            # Only from here on is every change heard; anything cached before may be stale.
+                            self.cache.clear()
+                            self.listening = True
+                        elif message["type"] == "message":
+                            self.cache.discard(message["data"].decode())
+            except Exception as exc:  # Redis restarted or unreachable: subscribe again
+                log.warning("link-change subscription lost: %s; subscribing again", exc)
+            self.listening = False
+            await asyncio.sleep(RETRY_SECONDS)

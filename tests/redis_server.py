@@ -1,0 +1,52 @@
+"""A throwaway Redis for tests: Debian's redis-server on a free local port in a temporary
+directory, persisting nothing; installed with apt-get when missing (see tests/debian.py)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from tests.debian import cannot_run, find_or_install
+from tests.live_server import free_port
+
+
+class RedisServer:
+    """`redis-server --port N --save '' --dir TMP`, started and stopped by the test."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log = directory / f"redis-{self.port}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 10) -> RedisServer:
+        executable = find_or_install("redis-server", "redis-server", "Redis tests")
+        # Nothing kept on disk: --save '' and no append-only file.
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    *(executable, "--port", str(self.port), "--bind", "127.0.0.1"),
+                    *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.process.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        cannot_run("Redis tests", f"redis-server did not start: {self.log.read_text(errors='replace')[-500:]}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
