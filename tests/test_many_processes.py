@@ -140,6 +140,19 @@ def test_the_daily_link_limit_holds_across_both_processes(pair):
     assert owned == DAILY_LIMIT
 
 
+def test_password_attempts_per_visitor_and_link_hold_across_both_processes(pair):
+    a, b = pair
+    key = a.create_key("locked@example.com")
+    body = {"originalUrl": "https://example.com/locked", "password": "right one"}
+    status, created = api(a, key, "POST", "/links", body)
+    assert status == 201, created
+    code = created["data"]["shortCode"]
+    form = {"Content-Type": "application/x-www-form-urlencoded", "User-Agent": VISITS[0][0]}
+    statuses = [(a, b)[attempt % 2].request("POST", f"/l/{code}", "password=wrong", form)[0] for attempt in range(10)]
+    # 5 attempts a minute for this visitor and link, wherever they land.
+    assert statuses == [403] * 5 + [429] * 5
+
+
 def prepare_two_links(database: Path, base_url: str) -> tuple[str, str]:
     conn = connect(database)
     try:
@@ -247,3 +260,32 @@ def test_more_than_one_worker_without_redis_is_refused_in_one_line(tmp_path):
     result = run_cli("serve", "--workers", "2", "--db", str(tmp_path / "x.db"), check=False)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("shortlink: --workers 2 needs [redis] url") and result.stderr.count("\n") == 1
+
+
+def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_what_they_change(
+    redis_server, make_client, auth, conn
+):
+    """Other processes commit click batches every 100 ms: with Redis, only their link
+    changes reach the cache; without it, every outside commit clears the cache."""
+    first, second = make_client(redis_url=redis_server.url), make_client(redis_url=redis_server.url)
+    alone = make_client()
+    created = first.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/c"}).json()["data"]
+    code = created["shortCode"]
+    for client in (second, alone):
+        assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302
+    caches = {client: client.app.state.services.link_cache for client in (second, alone)}
+    assert all(cache.get(code) is not ... for cache in caches.values())
+
+    accounts.create_key(conn, "elsewhere@example.com")  # a commit by another process
+    deadline = time.monotonic() + 5
+    while caches[alone].get(code) is not ...:  # the file's watcher notices within a second
+        assert time.monotonic() < deadline, "the commit was never noticed"
+        time.sleep(0.05)
+    assert caches[second].get(code) is not ..., "a commit that changed no link cleared the cache"
+
+    assert first.patch(f"/api/v1/links/{created['id']}", headers=auth, json={"isActive": False}).status_code == 200
+    deadline = time.monotonic() + INVALIDATION_SECONDS
+    while caches[second].get(code) is not ...:
+        assert time.monotonic() < deadline, "the change never reached the other process"
+        time.sleep(0.01)
+    assert second.get(f"/l/{code}", follow_redirects=False).status_code == 404

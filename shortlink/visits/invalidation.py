@@ -22,14 +22,22 @@ log = logging.getLogger("shortlink.invalidation")
 
 CHANNEL = "shortlink:link-changed"
 RETRY_SECONDS = 0.5
+# How long start-up waits for the subscription, so that a process starts serving knowing
+# every change; past it, the process serves anyway and keeps trying (not `listening`).
+SUBSCRIBE_WAIT_SECONDS = 5.0
 
 
 class LinkChanges:
     def __init__(self, client: Redis, cache: LinkCache):
         self.client, self.cache = client, cache
-        self.listening = False
+        self._listening = asyncio.Event()
         self._outgoing: asyncio.Queue[str] = asyncio.Queue()
         self._tasks: list[asyncio.Task] = []
+
+    @property
+    def listening(self) -> bool:
+        """Subscribed: every change another process publishes from now on reaches this cache."""
+        return self._listening.is_set()
 
     def changed(self, code: str) -> None:
         """This process changed the link with `code`: forget it here, and tell the others."""
@@ -38,6 +46,10 @@ class LinkChanges:
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
+        try:
+            await asyncio.wait_for(self._listening.wait(), SUBSCRIBE_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning("not subscribed to link changes yet; the cache is cleared on every outside commit meanwhile")
 
     async def stop(self) -> None:
         """Publish what is still waiting (briefly: Redis may be the thing that is down), then stop."""
@@ -48,7 +60,7 @@ class LinkChanges:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        self.listening = False
+        self._listening.clear()
 
     async def _publish(self) -> None:
         while True:
@@ -71,10 +83,10 @@ class LinkChanges:
                         if message["type"] == "subscribe":
                             # Only from here on is every change heard; anything cached before may be stale.
                             self.cache.clear()
-                            self.listening = True
+                            self._listening.set()
                         elif message["type"] == "message":
                             self.cache.discard(message["data"].decode())
             except Exception as exc:  # Redis restarted or unreachable: subscribe again
                 log.warning("link-change subscription lost: %s; subscribing again", exc)
-            self.listening = False
+            self._listening.clear()
             await asyncio.sleep(RETRY_SECONDS)
