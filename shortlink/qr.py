@@ -127,18 +127,9 @@ def make_options(
     )
 
 
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
 def render(short_url: str, options: QrOptions) -> QrImage:
     """The image for these options, from the cache when it was rendered before."""
-    return _render_cached(short_url, options)
-
-
-def cache_info():
-    """(hits, misses, maxsize, currsize) of the render cache."""
-    return _render_cached.cache_info()
-
-
-@functools.lru_cache(maxsize=CACHE_ENTRIES)
-def _render_cached(short_url: str, options: QrOptions) -> QrImage:
     # boost_error: segno raises the level when that fits in the same symbol, so
     # errorCorrection is a minimum and never makes the code denser.
     code = segno.make_qr(short_url, error=options.error_correction)

@@ -209,11 +209,11 @@ def test_etag_differs_between_options_and_is_stable_for_the_same(client, auth, l
 
 def test_repeated_requests_are_served_from_the_cache(client, auth, link):
     params = {"format": "png", "size": 1234, "color": "#2e7d32"}
-    before = qr.cache_info()
+    before = qr.render.cache_info()
     first = qr_get(client, auth, link["id"], **params)
-    after_first = qr.cache_info()
+    after_first = qr.render.cache_info()
     second = qr_get(client, auth, link["id"], **params)
-    after_second = qr.cache_info()
+    after_second = qr.render.cache_info()
     assert after_first.misses == before.misses + 1
     assert after_second.misses == after_first.misses
     assert after_second.hits == after_first.hits + 1

@@ -95,6 +95,18 @@ def _folded_contains(needle: str, first: str | None, second: str | None, third: 
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction; inside another one, a savepoint (bulk seeding wraps many
+    single-link inserts in one commit)."""
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT nested")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK TO nested")
+            conn.execute("RELEASE nested")
+            raise
+        conn.execute("RELEASE nested")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn

@@ -104,7 +104,7 @@ def country_of(ip: str, trusted_hint: str) -> str:
 
 @lru_cache(maxsize=IP_CACHE_SIZE)
 def _country_of_ip(ip: str) -> str:
-    # Memoised: returning visitors are common, and a lookup costs ~10 µs. The cache is
+    # Memoised: returning visitors are common, and a lookup is not free. The cache is
     # memory only, like the IP itself until its click is written.
     code = _geoip().lookup(ip).country_code
     return code if _COUNTRY_CODE.fullmatch(code or "") else UNKNOWN_COUNTRY

@@ -1,0 +1,190 @@
+"""Redirects over a big catalogue: 1,000,000 links visited uniformly at random vs one hot link.
+
+Run: .venv/bin/python -m bench.catalogue [--links 1000000] [--seconds 10] [--rounds 3]
+[--keep DIR]. Needs wrk (Debian: apt-get install wrk).
+
+Seeds N links through the same rule function every door uses (cached in --keep DIR
+for re-runs), starts a real server process, then in alternating rounds at 32
+connections measures (a) one hot link and (b) a uniformly random link of the N per
+request (a wrk Lua script), so most requests miss the link cache. Then it visits
+every link once, sequentially, and reports the server's resident memory, and checks
+that every redirect answered was recorded as one click.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.redirects import clicks, exact_requests, free_port, wrk
+from shortlink import accounts
+from shortlink.app.hosts import Hosts
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import connect
+
+CONNECTIONS = 32
+
+
+def code(number: int) -> str:
+    return f"c{number:07d}"
+
+
+def seed(db: Path, count: int) -> None:
+    conn = connect(db)
+    conn.execute("PRAGMA synchronous = OFF")  # seeding speed only; the server runs as configured
+    accounts.create_key(conn, "bench@example.com")
+    account_id = accounts.account_for(conn, "bench@example.com")["id"]
+    hosts = Hosts("https://sho.rt")
+    now = datetime.now(UTC)
+    started = time.perf_counter()
+    for number in range(count):
+        if number % 10_000 == 0:
+            conn.execute("BEGIN IMMEDIATE")  # one commit per 10,000 links: seeding speed only
+        service.create_link(
+            conn,
+            account_id,
+            CreateLink(
+                original_url=f"https://example.com/catalogue/{number}?ref=bench",
+                custom_code=code(number),
+                title=f"Catalogue item {number}",
+            ),
+            is_ours=hosts.is_ours,
+            base=hosts.short_host,
+            daily_limit=count + 1,
+            now=now,
+            fetch_title=False,
+        )
+        if number % 10_000 == 9_999:
+            conn.execute("COMMIT")
+        if number and number % 100_000 == 0:
+            print(f"  seeded {number:,} links ({number / (time.perf_counter() - started):,.0f}/s)", flush=True)
+    if conn.in_transaction:
+        conn.execute("COMMIT")
+    conn.close()
+
+
+def random_links_script(directory: Path, count: int) -> Path:
+    path = directory / "random.lua"
+    path.write_text(
+        f"math.randomseed(os.time())\n"
+        f"request = function()\n"
+        f'  return wrk.format("GET", string.format("/l/c%07d", math.random(0, {count - 1})))\n'
+        f"end\n"
+    )
+    return path
+
+
+def every_link_script(directory: Path, count: int) -> Path:
+    # wrk -t1 runs one Lua state for all its connections: one counter walks every link.
+    path = directory / "every.lua"
+    path.write_text(
+        "local n = -1\n"
+        "request = function()\n"
+        "  n = n + 1\n"
+        f'  return wrk.format("GET", string.format("/l/c%07d", n % {count}))\n'
+        "end\n"
+    )
+    return path
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--links", type=int, default=1_000_000)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", help="directory to keep the seeded database in, for re-runs")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+        return 2
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shortlink-catalogue-"))
+    work.mkdir(parents=True, exist_ok=True)
+    db, port = work / f"catalogue-{args.links}.db", free_port()
+    if not db.exists():
+        print(f"seeding {args.links:,} links…", flush=True)
+        seed(db, args.links)
+    (work / "shortlink.toml").write_text(
+        f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
+        "[links]\nshort_host = 'https://sho.rt'\n"
+    )
+    with (work / "server.log").open("w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")], stdout=log, stderr=log
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                exact_requests(port, "/bench/bare", 1)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+        random_script = random_links_script(work, args.links)
+        hot_path = f"/l/{code(0)}"
+        wrk(base + hot_path, 2, CONNECTIONS)  # warm-up
+        before = clicks(db)
+        answered = 0
+        rounds = []
+        for _ in range(args.rounds):
+            hot = wrk(base + hot_path, args.seconds, CONNECTIONS)
+            spread = wrk(base + "/", args.seconds, CONNECTIONS, random_script)
+            answered += hot["requests"] + spread["requests"]
+            rounds.append((hot, spread))
+        # Long enough to reach every link at a few thousand requests per second.
+        walk_seconds = max(args.seconds, args.links // 2500)
+        walk = wrk(base + "/", walk_seconds, CONNECTIONS, every_link_script(work, args.links))
+        answered += walk["requests"]
+        rss = rss_kib(server.pid)
+        time.sleep(1.0)  # let the writer flush
+        recorded = clicks(db) - before
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    print(
+        f"uvicorn, 1 worker, {CONNECTIONS} connections, {args.rounds} rounds of {args.seconds} s, {args.links:,} links"
+    )
+    for number, (hot, spread) in enumerate(rounds, start=1):
+        print(
+            f"round {number}: one hot link {hot['rps']:>7.0f} req/s (p99 {hot['p99']:.2f} ms)   "
+            f"uniform over all {spread['rps']:>7.0f} req/s (p99 {spread['p99']:.2f} ms)   "
+            f"ratio {spread['rps'] / hot['rps']:.1%}"
+        )
+    hot_rps = statistics.median(hot["rps"] for hot, _ in rounds)
+    spread_rps = statistics.median(spread["rps"] for _, spread in rounds)
+    spread_p99 = statistics.median(spread["p99"] for _, spread in rounds)
+    print(
+        f"median: hot {hot_rps:.0f} req/s, uniform {spread_rps:.0f} req/s, ratio {spread_rps / hot_rps:.1%} "
+        f"(target >= 60%), uniform p99 {spread_p99:.2f} ms (target < 15 ms)"
+    )
+    print(
+        f"after a walk over the catalogue ({walk['requests']:,} requests, {walk['rps']:.0f} req/s): "
+        f"server RSS {rss / 1024:.0f} MiB (target < 300 MiB)"
+    )
+    in_flight = (2 * args.rounds + 2) * CONNECTIONS
+    print(f"{answered:,} redirects answered, {recorded:,} clicks recorded (wrk drops up to {in_flight} in flight)")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if answered <= recorded <= answered + in_flight else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
