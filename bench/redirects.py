@@ -1,7 +1,8 @@
 """Redirect throughput and latency: /l/<code> with click recording vs a bare 302.
 
 Run: make bench (or .venv/bin/python -m bench.redirects [--rounds 3] [--seconds 5]
-[--server granian] [--access-log]). Needs wrk (Debian: apt-get install wrk).
+[--server granian] [--access-log] [--workers N]). Needs wrk (Debian: apt-get install wrk),
+and for --workers N > 1 redis-server (apt-get install redis-server), started here.
 Starts a real server process on 127.0.0.1, measures both endpoints in
 alternating rounds, prints each round's ratio and the medians, the latency at
 half the redirect throughput, then checks that every request sent was
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import re
 import shutil
 import signal
@@ -87,6 +89,33 @@ def exact_requests(port: int, path: str, count: int) -> None:
     conn.close()
 
 
+def wait_for_workers(port: int, workers: int, timeout: float = 60) -> None:
+    """Until `workers` different processes have answered /healthz (they start one by one)."""
+    seen: set[int] = set()
+    deadline = time.time() + timeout
+    while len(seen) < workers:
+        if time.time() > deadline:
+            raise RuntimeError(f"only {len(seen)} of {workers} workers answered")
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        conn.request("GET", "/healthz")
+        seen.add(json.loads(conn.getresponse().read())["process"])
+        conn.close()
+        time.sleep(0.01)
+
+
+def start_redis(work: Path) -> tuple[subprocess.Popen, str]:
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        raise SystemExit("--workers needs redis-server: apt-get install redis-server")
+    port = free_port()
+    process = subprocess.Popen(
+        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(work)],
+        stdout=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5)
@@ -94,6 +123,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
     parser.add_argument("--access-log", action="store_true", help="run with [server] access_log = true")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, sharing a Redis")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is needed: apt-get install wrk", file=sys.stderr)
@@ -101,9 +131,11 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))
     db, port = work / "bench.db", free_port()
+    redis, redis_url = start_redis(work) if args.workers > 1 else (None, "")
     (work / "shortlink.toml").write_text(
         f"[server]\nport = {port}\naccess_log = {'true' if args.access_log else 'false'}\n"
         f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n'
+        f'[redis]\nurl = "{redis_url}"\n'
     )
     conn = connect(db)
     accounts.create_key(conn, "bench@example.com")
@@ -124,7 +156,10 @@ def main() -> int:
     # The server's log (and access log, with --access-log) goes to a file, not the terminal.
     with (work / "server.log").open("w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml"), "--server", args.server],
+            [
+                *(sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")),
+                *("--server", args.server, "--workers", str(args.workers)),
+            ],
             stdout=log,
             stderr=log,
         )
@@ -138,6 +173,7 @@ def main() -> int:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.2)
+        wait_for_workers(port, args.workers)
         base = f"http://127.0.0.1:{port}"
         redirect_path = f"/l/{link.short_code}"
         wrk(base + "/bench/bare", 2, args.connections)  # warm-up
@@ -164,8 +200,10 @@ def main() -> int:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
+        if redis is not None:
+            redis.terminate()
     print(
-        f"server: {args.server}, 1 worker, {args.connections} connections, {args.rounds} rounds of "
+        f"server: {args.server}, {args.workers} worker(s), {args.connections} connections, {args.rounds} rounds of "
         f"{args.seconds} s per endpoint, access log {'on' if args.access_log else 'off'}"
     )
     for number, (bare, redirect) in enumerate(rounds, start=1):

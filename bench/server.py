@@ -21,7 +21,7 @@ import sys
 from litestar import Litestar, Response, get
 
 from shortlink.config import load_config
-from shortlink.server import build_server
+from shortlink.server import serve
 from shortlink.web.app import create_app
 
 CONFIG_VARIABLE = "BENCH_SHORTLINK_CONFIG"  # not SHORTLINK_*: those are config overrides
@@ -49,10 +49,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--config", required=True)
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn only; more than 1 needs [redis] url")
     args = parser.parse_args()
     config = load_config(args.config)
     if args.server == "uvicorn":
-        build_server(config, bench_app(config)).run()  # exactly what `shortlink serve` runs
+        serve(config, args.workers, bench_app)  # exactly what `shortlink serve` runs
         return
     granian = shutil.which("granian", path=os.path.dirname(sys.executable)) or shutil.which("granian")
     if granian is None:

@@ -10,6 +10,7 @@ link changes through Redis, and everything else through the database.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import uvicorn
 from litestar import Litestar
@@ -41,29 +42,30 @@ def _uvicorn_config(config: Config, app, workers: int = 1) -> uvicorn.Config:
     )
 
 
-def build_server(config: Config, app: Litestar | None = None) -> uvicorn.Server:
-    """The production server for `app` (default: the shortlink app for `config`).
+def build_server(config: Config, app: Litestar) -> uvicorn.Server:
+    """The production server for `app`, in this process.
 
     Logging: Litestar's default config (the app's own log lines, on stderr) and
     uvicorn's; the access log, when on, writes bare JSON lines beside them.
     """
-    server = uvicorn.Server(_uvicorn_config(config, app or create_app(config)))
+    server = uvicorn.Server(_uvicorn_config(config, app))
     configure_access_log(config.server.access_log)  # after both have set up logging
     return server
 
 
-def worker_app(config: Config) -> Litestar:
+def worker_app(make_app: Callable[[Config], Litestar], config: Config) -> Litestar:
     """The app of one worker process (called there, by uvicorn, after it set up logging)."""
-    app = create_app(config)
+    app = make_app(config)
     configure_access_log(config.server.access_log)
     return app
 
 
-def serve(config: Config, workers: int = 1) -> None:
+def serve(config: Config, workers: int = 1, make_app: Callable[[Config], Litestar] = create_app) -> None:
+    """Serve `make_app(config)` (a module-level function: workers import it by name)."""
     if workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
     if workers == 1:
-        build_server(config).run()
+        build_server(config, make_app(config)).run()
         return
     if not config.redis.url:
         raise ConfigError(
@@ -74,5 +76,5 @@ def serve(config: Config, workers: int = 1) -> None:
     # unreachable Redis stops start-up in one line instead of N tracebacks.
     connect(config.storage.path).close()
     check_redis(config.redis.url)
-    uvicorn_config = _uvicorn_config(config, functools.partial(worker_app, config), workers)
+    uvicorn_config = _uvicorn_config(config, functools.partial(worker_app, make_app, config), workers)
     Multiprocess(uvicorn_config, sockets=[uvicorn_config.bind_socket()]).run()
