@@ -1,7 +1,8 @@
 """Redirects over a big catalogue: 1,000,000 links visited uniformly at random vs one hot link.
 
 Run: .venv/bin/python -m bench.catalogue [--links 1000000] [--seconds 10] [--rounds 3]
-[--keep DIR]. Needs wrk (Debian: apt-get install wrk).
+[--keep DIR] [--workers N]. Needs wrk (Debian: apt-get install wrk), and for --workers N > 1
+redis-server, started here.
 
 Seeds N links through the same rule function every door uses (cached in --keep DIR
 for re-runs), starts a real server process, then in alternating rounds at 32
@@ -24,7 +25,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import clicks, exact_requests, free_port, wrk
+from bench.redirects import clicks, exact_requests, free_port, start_redis, wait_for_workers, wrk
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
@@ -103,12 +104,19 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def largest_worker_rss_kib(pid: int) -> int:
+    """The server's resident memory; with workers, that of the largest worker process."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return max([rss_kib(pid), *(rss_kib(int(child)) for child in children)])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--links", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", help="directory to keep the seeded database in, for re-runs")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, sharing a Redis")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is needed: apt-get install wrk", file=sys.stderr)
@@ -119,13 +127,19 @@ def main() -> int:
     if not db.exists():
         print(f"seeding {args.links:,} links…", flush=True)
         seed(db, args.links)
+    redis, redis_url = start_redis(work) if args.workers > 1 else (None, "")
     (work / "shortlink.toml").write_text(
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
-        "[links]\nshort_host = 'https://sho.rt'\n"
+        f"[links]\nshort_host = 'https://sho.rt'\n[redis]\nurl = '{redis_url}'\n"
     )
     with (work / "server.log").open("w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")], stdout=log, stderr=log
+            [
+                *(sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")),
+                *("--workers", str(args.workers)),
+            ],
+            stdout=log,
+            stderr=log,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -138,6 +152,7 @@ def main() -> int:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.2)
+        wait_for_workers(port, args.workers)
         random_script = random_links_script(work, args.links)
         hot_path = f"/l/{code(0)}"
         wrk(base + hot_path, 2, CONNECTIONS)  # warm-up
@@ -153,14 +168,17 @@ def main() -> int:
         walk_seconds = max(args.seconds, args.links // 2500)
         walk = wrk(base + "/", walk_seconds, CONNECTIONS, every_link_script(work, args.links))
         answered += walk["requests"]
-        rss = rss_kib(server.pid)
+        rss = largest_worker_rss_kib(server.pid)
         time.sleep(1.0)  # let the writer flush
         recorded = clicks(db) - before
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
+        if redis is not None:
+            redis.terminate()
     print(
-        f"uvicorn, 1 worker, {CONNECTIONS} connections, {args.rounds} rounds of {args.seconds} s, {args.links:,} links"
+        f"uvicorn, {args.workers} worker(s), {CONNECTIONS} connections, {args.rounds} rounds of {args.seconds} s, "
+        f"{args.links:,} links"
     )
     for number, (hot, spread) in enumerate(rounds, start=1):
         print(
