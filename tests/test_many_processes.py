@@ -262,6 +262,16 @@ def test_more_than_one_worker_without_redis_is_refused_in_one_line(tmp_path):
     assert result.stderr.startswith("shortlink: --workers 2 needs [redis] url") and result.stderr.count("\n") == 1
 
 
+def wait_for_outside_commit_noticed(client, since: int) -> int:
+    """Until the process's file watcher has seen a commit of another connection after `since`."""
+    services = client.app.state.services
+    deadline = time.monotonic() + 5
+    while services._data_version == since:
+        assert time.monotonic() < deadline, "the commit was never noticed"
+        time.sleep(0.05)
+    return services._data_version
+
+
 def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_what_they_change(
     redis_server, make_client, auth, conn
 ):
@@ -269,18 +279,20 @@ def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_wha
     changes reach the cache; without it, every outside commit clears the cache."""
     first, second = make_client(redis_url=redis_server.url), make_client(redis_url=redis_server.url)
     alone = make_client()
+    versions = {client: client.app.state.services._data_version for client in (second, alone)}
     created = first.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/c"}).json()["data"]
     code = created["shortCode"]
-    for client in (second, alone):
-        assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302
     caches = {client: client.app.state.services.link_cache for client in (second, alone)}
-    assert all(cache.get(code) is not ... for cache in caches.values())
+    for client in (second, alone):
+        # Once the creation is noticed, cache the link. HEAD: no click, so no commit of ours.
+        versions[client] = wait_for_outside_commit_noticed(client, versions[client])
+        assert client.head(f"/l/{code}", follow_redirects=False).status_code == 302
+        assert caches[client].get(code) is not ...
 
-    accounts.create_key(conn, "elsewhere@example.com")  # a commit by another process
-    deadline = time.monotonic() + 5
-    while caches[alone].get(code) is not ...:  # the file's watcher notices within a second
-        assert time.monotonic() < deadline, "the commit was never noticed"
-        time.sleep(0.05)
+    accounts.create_key(conn, "elsewhere@example.com")  # a commit by another process, changing no link
+    for client in (second, alone):
+        wait_for_outside_commit_noticed(client, versions[client])
+    assert caches[alone].get(code) is ...  # without Redis, any outside commit might have changed the link
     assert caches[second].get(code) is not ..., "a commit that changed no link cleared the cache"
 
     assert first.patch(f"/api/v1/links/{created['id']}", headers=auth, json={"isActive": False}).status_code == 200
