@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from shortlink.visits.classify import classify
+from shortlink.visits.enrich import user_agent_labels
 
 CORPUS = Path(__file__).parent / "corpus"
 SAMPLES = ("tuning", "heldback")
@@ -21,6 +22,10 @@ PEOPLE_COUNTED = 0.995
 # Below target, kept as a floor so it cannot get worse: one agent of the 74 held-back
 # desktops counts as a bot, and it is held back, so it was not looked at.
 PEOPLE_COUNTED_HELD_BACK_DESKTOPS = 0.98
+DEVICE_LABEL_RIGHT = {"mobile": 0.98, "tablet": 0.95, "desktop": 0.97}
+# Below target on the held-back sample, kept as floors: phones 97.8% (14 of 623 wrong),
+# desktops 94.6% (4 of 74). Not looked at, so not tuned away.
+DEVICE_LABEL_RIGHT_HELD_BACK = {"mobile": 0.977, "tablet": 0.95, "desktop": 0.945}
 
 
 def published(name: str, sample: str) -> list[dict[str, str]]:
@@ -58,3 +63,12 @@ def test_real_browsers_count_as_people(sample, device):
     excluded = [ua for ua in agents if classify(ua).is_bot]
     target = PEOPLE_COUNTED_HELD_BACK_DESKTOPS if (sample, device) == ("heldback", "desktop") else PEOPLE_COUNTED
     assert len(excluded) <= (1 - target) * len(agents), excluded
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+@pytest.mark.parametrize("device", ["mobile", "tablet", "desktop"])
+def test_real_browsers_get_the_device_label_people_expect(sample, device):
+    agents = by_device(sample)[device]
+    wrong = [(ua, label) for ua in agents if (label := user_agent_labels(ua)[0]) != device]
+    target = (DEVICE_LABEL_RIGHT_HELD_BACK if sample == "heldback" else DEVICE_LABEL_RIGHT)[device]
+    assert len(wrong) <= (1 - target) * len(agents), wrong

@@ -16,18 +16,14 @@ their name there; they add it after the platform.
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 from functools import cache
-from importlib.resources.abc import Traversable
-from typing import Any
 
 import crawleruseragents
 import regex
-import yaml_rs
 
-# Matomo anchors each rule this way (its BOUNDED_REGEX): no letter or digit right before it.
-_MATOMO_BOUNDARY = r"(?:^|[^A-Z0-9_-]|[^A-Z0-9-]_|sprd-|MZ-)"
+from shortlink.visits import matomo
+
 _MATOMO_RULES = ("regexes/upstream/bots.yml", "regexes/upstream/client/feed_readers.yml")
 
 # "Android 14; SM-S918B Build/UP1A.231005.007" and "Android 10; K)": the model and build id.
@@ -43,19 +39,11 @@ _PEOPLES_BROWSERS = re.compile(r"\bSogouM(?:SE|obileBrowser)\b")
 _EXPLOIT_PAYLOAD = re.compile(r"\$\{|\(\) \{|<script|\.\./\.\./|\bunion\s+select\b", re.IGNORECASE)
 
 
-def _yaml_list(path: Traversable) -> list[dict[str, Any]]:
-    rules = yaml_rs.loads(path.read_text("utf-8"))
-    if not isinstance(rules, list):  # a new release changed its format: fail at start-up, loudly
-        raise ValueError(f"{path}: expected a list of rules")
-    return rules
-
-
 @cache
 def _matomo_rules() -> regex.Pattern[str]:
     # Matomo writes PCRE (variable-width look-behinds): the regex module reads it as is.
-    package = importlib.resources.files("device_detector")
-    patterns = [rule["regex"] for path in _MATOMO_RULES for rule in _yaml_list(package / path)]
-    return regex.compile(_MATOMO_BOUNDARY + "(?:" + "|".join(patterns) + ")", regex.IGNORECASE)
+    patterns = [rule["regex"] for path in _MATOMO_RULES for rule in matomo.rules(path, list)]
+    return regex.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", regex.IGNORECASE)
 
 
 @cache
