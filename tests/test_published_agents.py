@@ -72,3 +72,39 @@ def test_real_browsers_get_the_device_label_people_expect(sample, device):
     wrong = [(ua, label) for ua in agents if (label := user_agent_labels(ua)[0]) != device]
     target = (DEVICE_LABEL_RIGHT_HELD_BACK if sample == "heldback" else DEVICE_LABEL_RIGHT)[device]
     assert len(wrong) <= (1 - target) * len(agents), wrong
+
+
+@pytest.mark.parametrize(
+    ("agent", "device"),
+    [
+        (
+            "Mozilla/5.0 (Linux; Android 10; TB-X505F) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/89.0.4389.90 Mobile Safari/537.36",
+            "tablet",
+        ),
+        (
+            "Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/120.0.0.0 Safari/537.36",
+            "desktop",
+        ),
+        ("Mozilla/5.0 (X11; Mageia; Linux x86_64; rv:109.0) Gecko/20100101 Firefox/115.0", "desktop"),
+        ("Mozilla/5.0 (X11; U; Linux i686; en-US; rv:1.9) Gecko/2008061015 Red Hat/3.0-2.el5 Firefox/3.0", "desktop"),
+        (
+            "Mozilla/5.0 (SMART-TV; LINUX; Tizen 6.0) AppleWebKit/537.36 (KHTML, like Gecko) 76.0.3809.146/6.0 TV "
+            "Safari/537.36",
+            "other",
+        ),
+        (
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64; Xbox; Xbox One) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "Chrome/120.0.0.0 Safari/537.36 Edge/44.18363.8131",
+            "other",
+        ),
+        (
+            "Mozilla/5.0 (PlayStation; PlayStation 5/2.26) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+            "Version/13.0 Safari/605.1.15",
+            "other",
+        ),
+    ],
+)
+def test_device_labels_the_issue_names(agent, device):
+    assert user_agent_labels(agent)[0] == device
