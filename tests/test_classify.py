@@ -99,3 +99,42 @@ def test_results_are_memoised():
     assert classify(ua) is classify(ua)
     info = classify.cache_info()
     assert info.hits == 1 and info.maxsize == 4096
+
+
+def test_agents_the_issue_names_are_bots():
+    for agent in (
+        "Amazon Route 53 Health Check Service; ref:0a1b2c",
+        "Chrome Privacy Preserving Prefetch Proxy",
+        "IFTTT/1.0",
+        "Notion/1.0",
+        "Valve/Steam HTTP Client 1.0 (SteamChatURLLookup)",
+        "meta-externalads/1.1",
+        "Mozilla/5.0 (compatible; AlertSite; +http://www.alertsite.com)",
+        "cohere-ai",
+        "Anthropic-Claude/1.0",
+        "search.marginalia.nu",
+        "${jndi:ldap://192.0.2.1/a}",
+        "phpMyAdmin/reporting-script",
+    ):
+        assert classify(agent).is_bot, agent
+
+
+def test_a_crawler_posing_as_an_in_app_browser_is_a_bot_but_the_app_itself_is_a_person():
+    iphone = (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 7_0 like Mac OS X) AppleWebKit/537.51.1 (KHTML, like Gecko) Mobile/11A465"
+    )
+    assert classify(iphone + " Twitter for iPhone BrandVerity/1.0 (http://www.brandverity.com/why)").is_bot
+    meta = classify(
+        "Mozilla/5.0 (Linux; Android 16; Pixel 10 Pro XL Build/CP1A.260305.018; wv) AppleWebKit/537.36 "
+        "(KHTML, like Gecko) Version/4.0 Chrome/146.0.7680.174 Mobile Safari/537.36 MetaIAB Facebook"
+    )
+    assert not meta.is_bot and meta.in_app == "facebook"
+
+
+def test_a_phone_model_named_like_a_crawler_is_a_person():
+    htc = (
+        "Mozilla/5.0 (Linux; Android 4.2.2; HTC Butterfly Build/JDQ39) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/31.0.1650.59 Mobile Safari/537.36"
+    )
+    assert not classify(htc).is_bot
+    assert classify(htc.replace("Safari/537.36", "Safari/537.36 (compatible; Butterfly/1.0)")).is_bot

@@ -3,8 +3,8 @@
 One pure function, memoised because it runs on every redirect. The order
 matters (see the deep-link reference): link-preview fetchers first (their
 agents contain words like "facebook" and "WhatsApp"), then in-app browsers
-(crawlerdetect would call the WhatsApp in-app browser a bot), then generic
-crawlers, then the operating system and the browser family.
+(crawler lists name the WhatsApp in-app browser), then published crawler
+rules (visits/automated.py), then the operating system and the browser family.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import re
 from functools import lru_cache
 
 import msgspec
-from crawlerdetect import CrawlerDetect
+
+from shortlink.visits.automated import is_automated
 
 # Link-preview fetchers and other agents that never are a person, checked before
 # anything else. Maintained by hand: add a token when a new previewer shows up.
@@ -50,7 +51,7 @@ PREVIEW_AGENTS = (
     "HeadlessChrome",
     "Google-InspectionTool",
     "thirdLandingPageFeInfra",  # TikTok's link preloader, otherwise an ordinary Android agent
-    r"^node\b",  # Node's built-in fetch ("node"); other clients are crawlerdetect's
+    r"^node\b",  # Node's built-in fetch ("node"); other clients are in the crawler lists
 )
 _PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
 
@@ -100,8 +101,6 @@ _BROWSERS = (
 # The browser families the Android rules tell apart.
 _ANDROID_BROWSERS = frozenset({"chrome", "firefox", "samsung"})
 
-_CRAWLERS = CrawlerDetect()
-
 
 class Visitor(msgspec.Struct, frozen=True):
     kind: str = "desktop"  # bot | desktop | ios | android
@@ -140,6 +139,16 @@ def _kind_of(os: str) -> str:
     return {"iOS": "ios", "Android": "android"}.get(os, "desktop")
 
 
+def _in_app_of(user_agent: str, os: str) -> tuple[str, re.Match[str]] | None:
+    if os not in ("iOS", "Android"):
+        return None
+    for name, pattern in _IN_APP:
+        match = pattern.search(user_agent)
+        if match is not None:
+            return name, match
+    return None
+
+
 @lru_cache(maxsize=4096)
 def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Visitor:
     """The visitor class of a request. An empty user agent counts as a bot (a script)."""
@@ -147,14 +156,14 @@ def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Vis
         return Visitor(kind="bot", is_bot=True)
     os = _os_of(user_agent, ch_platform, ch_mobile)
     browser = _browser_of(user_agent, os)
-    if os in ("iOS", "Android"):
-        for name, pattern in _IN_APP:
-            match = pattern.search(user_agent)
-            if match is not None:
-                version = match.groupdict().get("version")
-                return Visitor(
-                    kind=_kind_of(os), os=os, browser=browser, in_app=name, app_version=int(version) if version else 0
-                )
-    if _CRAWLERS.is_crawler(user_agent):
+    in_app = _in_app_of(user_agent, os)
+    # An app's own token is no sign of a bot (crawler lists name "WhatsApp" and "MetaIAB"),
+    # but a crawler's name elsewhere in an in-app agent still is.
+    agent = user_agent if in_app is None else user_agent[: in_app[1].start()] + user_agent[in_app[1].end() :]
+    if is_automated(agent):
         return Visitor(kind="bot", is_bot=True)
-    return Visitor(kind=_kind_of(os), os=os, browser=browser)
+    if in_app is None:
+        return Visitor(kind=_kind_of(os), os=os, browser=browser)
+    name, match = in_app
+    version = match.groupdict().get("version")
+    return Visitor(kind=_kind_of(os), os=os, browser=browser, in_app=name, app_version=int(version) if version else 0)

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import ua_parser
 
+from shortlink.visits import matomo
+
 DEVICES = ("mobile", "tablet", "desktop", "other")
 UNKNOWN_FAMILY = "Other"
 UNKNOWN_COUNTRY = "Unknown"
@@ -29,37 +31,113 @@ USER_AGENT_CACHE_SIZE = 8192
 IP_CACHE_SIZE = 65536
 _COUNTRY_CODE = re.compile(r"[A-Z]{2}")
 _NOT_A_COUNTRY = {"XX", "ZZ"}  # "unknown" markers some proxies send
-_DESKTOP_OSES = {
-    "Windows",
-    "Mac OS X",
-    "Linux",
-    "Ubuntu",
-    "Chrome OS",
-    "ChromeOS",
-    "Fedora",
-    "Debian",
-    "FreeBSD",
-    "OpenBSD",
-    "NetBSD",
-    "Solaris",
-    "Mint",
-    "Arch Linux",
+_DESKTOP_OSES = {"Windows", "Mac OS X", "Mac OS", "Chrome OS", "ChromeOS", "FreeBSD", "OpenBSD", "NetBSD", "Solaris"}
+_MOBILE_OSES = {"iOS", "Windows Phone", "BlackBerry OS", "KaiOS", "Symbian OS", "Bada", "BREW"}
+_MOBILE_SYSTEMS = re.compile(r"Windows CE|IEMobile|Windows Phone")
+# Computers whatever their system: Macs seen through CFNetwork (which ua-parser calls iOS),
+# and systems ua-parser does not name.
+_COMPUTERS = re.compile(
+    r"Darwin/[\d.]+ \((?:x86_64|i386|Power)|\((?:MacBook|iMac|Macmini|MacPro|PowerMac|PowerBook)|"
+    r"AmigaOS|Amiga-|BeOS|Haiku|MorphOS|OS/2|OpenVMS|CYGWIN|RISC OS|SunOS|IRIX|\bwin(?:7|8|10|11) x(?:64|86)"
+)
+# A model name that says so ("Galaxy Tab", "EZpad", "SurfTab") when the model is unknown.
+_TABLET_NAME = re.compile(r"tab|pad", re.IGNORECASE)
+# Televisions, set-top boxes and consoles, whatever system they run.
+_TV_OR_CONSOLE = re.compile(
+    r"Smart-?TV|SMART-TV|\bTV\b|HbbTV|Web0S|webOS.TV|NetCast|BRAVIA|AFT[A-Z]|CrKey|GoogleTV|"
+    r"PlayStation|Xbox|Nintendo|SHIELD Android TV|Tizen.*TV",
+    re.IGNORECASE,
+)
+# Matomo's device types for the models it knows, as the labels shown here.
+_MATOMO_DEVICE_LABELS = {
+    "desktop": "desktop",
+    "tablet": "tablet",
+    "smartphone": "mobile",
+    "phablet": "mobile",
+    "feature phone": "mobile",
+    **dict.fromkeys(
+        (
+            "tv",
+            "console",
+            "car browser",
+            "smart display",
+            "smart speaker",
+            "peripheral",
+            "portable media player",
+            "wearable",
+            "camera",
+        ),
+        "other",
+    ),
 }
-_MOBILE_OSES = {"iOS", "Windows Phone", "BlackBerry OS", "KaiOS", "Symbian OS", "Tizen"}
+_MATOMO_MODELS = "regexes/upstream/device/mobiles.yml"
+# "Android 14; SM-X710 Build/…" → "SM-X710"; "Android 10; K)" → "K".
+_ANDROID_MODEL = re.compile(r"Android[ /][\d._]*; ?(?:[a-z]{2}[-_][a-z]{2}; ?)?([^;()]+?)(?: Build/|[;)])", re.I)
+
+
+@lru_cache(maxsize=1)
+def _android_models() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(label, pattern) for every model Matomo's device-detector lists, desktops first, then
+    for brands whose models it does not list: a listed model is surer than a brand's default."""
+    brands = matomo.rules(_MATOMO_MODELS, dict)
+    labels = ("desktop", "tablet", "other", "mobile")
+    models: dict[str, list[str]] = {label: [] for label in labels}
+    unlisted: dict[str, list[str]] = {label: [] for label in labels}
+    for brand in brands.values():
+        found = models if brand.get("models") else unlisted
+        for model in brand.get("models") or [brand]:
+            label = _MATOMO_DEVICE_LABELS.get(model.get("device", brand.get("device", "")))
+            if label and model["regex"]:
+                found[label].append(model["regex"])
+    return tuple(
+        (label, re.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns[label]) + ")", re.IGNORECASE))
+        for patterns in (models, unlisted)
+        for label in labels
+        if patterns[label]
+    )
+
+
+def _android_device(user_agent: str) -> str:
+    model = _ANDROID_MODEL.search(user_agent)
+    name = model.group(1).strip() if model is not None else ""
+    says_mobile = "Mobile" in user_agent
+    models = _android_models() if name else ()
+    phone = says_mobile and any(known.match(name) for label, known in models if label == "mobile")
+    for label, known in models:
+        found = known.search(name)
+        # Set-top boxes and TVs never say "Mobile", and their model names are short and loose;
+        # a phone's whole name beats another kind's pattern for only its tail.
+        if found and not (says_mobile and (label == "other" or (phone and found.start() > 0))):
+            return label
+    if _TABLET_NAME.search(name):
+        return "tablet"
+    # Android phones say "Mobile" and tablets do not; apps' own HTTP client (Dalvik)
+    # says neither and runs mostly on phones.
+    if says_mobile or user_agent.startswith("Dalvik/"):
+        return "mobile"
+    return "tablet"
 
 
 def device_class(user_agent: str, os_family: str, device_family: str) -> str:
     """mobile, tablet, desktop or other (bots, TVs, consoles and unknown agents)."""
-    if device_family == "Spider":
+    if device_family == "Spider" or _TV_OR_CONSOLE.search(user_agent):
         return "other"
-    if device_family == "iPad" or "Tablet" in user_agent or "Kindle" in device_family:
+    if "CrOS" in user_agent or "Chromebook" in user_agent:
+        return "desktop"  # Chromebooks, Android apps on them included
+    if (
+        device_family == "iPad"
+        or "Kindle" in device_family
+        or ("Tablet PC" not in user_agent and "Tablet" in user_agent)
+    ):
         return "tablet"
     if os_family == "Android":
-        # Android phones say "Mobile"; Android tablets do not.
-        return "mobile" if "Mobile" in user_agent else "tablet"
-    if os_family in _MOBILE_OSES or device_family in ("iPhone", "iPod"):
+        return _android_device(user_agent)
+    if _COMPUTERS.search(user_agent):
+        return "desktop"
+    if os_family in _MOBILE_OSES or device_family in ("iPhone", "iPod") or _MOBILE_SYSTEMS.search(user_agent):
         return "mobile"
-    if os_family in _DESKTOP_OSES:
+    # Every Linux distribution and BSD; an iPad asking for the desktop site sends a Mac agent.
+    if os_family in _DESKTOP_OSES or "X11" in user_agent or "Linux" in user_agent:
         return "desktop"
     return "other"
 
@@ -119,4 +197,5 @@ def warm_up() -> None:
     """Load the user-agent and geolocation tables now (~0.5 s) rather than in the first
     batch, so clicks arriving just after start-up don't pile up behind the loading."""
     ua_parser.parse("Mozilla/5.0")
+    _android_models()
     _geoip()

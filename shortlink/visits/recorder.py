@@ -24,7 +24,7 @@ from itertools import islice
 from shortlink.config import ClicksConfig
 from shortlink.storage import Database
 from shortlink.storage import clicks as click_store
-from shortlink.visits import enrich
+from shortlink.visits import automated, enrich
 from shortlink.visits.click import Click
 
 log = logging.getLogger("shortlink.clicks")
@@ -76,6 +76,8 @@ class ClickRecorder:
             self._wake.set()
 
     async def start(self) -> None:
+        # The visitor classifier's rules too: compiled now, not during the first visit.
+        await asyncio.to_thread(automated.warm_up)
         await asyncio.to_thread(enrich.warm_up)
         self.last_flush_at = time.monotonic()
         self._task = asyncio.create_task(self._run())
