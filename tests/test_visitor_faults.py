@@ -1,0 +1,102 @@
+"""Faults found by probing the running service's visitor route: whatever Host, Cookie or
+path a client sends, the answer is a page, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+from litestar.testing import TestClient
+
+from shortlink.visits import passwords
+from tests.conftest import bearer
+from tests.test_visitor_route import DESKTOP, INSTAGRAM_IOS, make_link
+
+SERVICE_HOST = "https://127.0.0.1:8811"
+PEER = "203.0.113.9"
+
+
+def asgi_request(
+    client: TestClient, method: str, path: str, headers: list[tuple[bytes, bytes]], body: bytes = b""
+) -> tuple[int, dict[bytes, bytes], bytes]:
+    """One request to the running app exactly as an ASGI server hands it over: header
+    values as raw bytes (the test client re-encodes them as UTF-8), the peer PEER."""
+
+    async def call() -> tuple[int, dict[bytes, bytes], bytes]:
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "root_path": "",
+            "query_string": b"",
+            "headers": headers,
+            "client": (PEER, 50000),
+            "server": ("127.0.0.1", 8811),
+            "state": {},
+        }
+        sent: list[dict] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await client.app(scope, receive, send)
+        start = next(message for message in sent if message["type"] == "http.response.start")
+        content = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
+        return start["status"], dict(start["headers"]), content
+
+    with client.portal() as portal:
+        return portal.call(call)
+
+
+@pytest.fixture
+def served(make_client, new_key):
+    """The service on 127.0.0.1:8811 with the extra domain go.example, and a link "abc"."""
+    client = make_client(links_short_host=SERVICE_HOST, links_domains=["go.example"])
+    make_link(client, bearer(new_key()), customCode="abc", originalUrl="https://example.com/page")
+    return client
+
+
+@pytest.mark.parametrize("host", ["[127.0.0.1]", "[127.0.0.1", "[127.0.0.1]:8811", "[go.example]", "[::1"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_bracketed_host_gets_the_page_with_the_configured_short_url(served, host, method):
+    # An in-app visitor's page offers the short URL in the real browser, built on the
+    # request's host when it is ours; brackets around anything but an IPv6 address are not.
+    response = served.request(
+        method, "/l/abc", headers={"Host": host, "User-Agent": INSTAGRAM_IOS}, follow_redirects=False
+    )
+    assert response.status_code == 200
+    assert "x-safari-https://127.0.0.1:8811/l/abc?iab=1" in response.text and host not in response.text
+
+
+@pytest.mark.parametrize("expiry", [b"\xb2\xb3", b"9" * 5000, b"\xd9\xa3" * 10, b"1" * 13])
+def test_a_forged_password_cookie_gets_the_form(make_client, new_key, expiry):
+    # Raw bytes: the test client would re-encode "\xb2\xb3" (superscript digits once
+    # read as Latin-1) as UTF-8.
+    client = make_client()
+    code = make_link(client, bearer(new_key()), password="open sesame")["shortCode"]
+    cookie = passwords.cookie_name(code).encode() + b"=" + expiry + b".x"
+    status, _, body = asgi_request(
+        client, "GET", f"/l/{code}", [(b"user-agent", DESKTOP.encode()), (b"cookie", cookie)]
+    )
+    assert status == 200 and b'name="password"' in body
+
+
+def test_forged_expiry_digits_are_refused_without_an_error():
+    secret = b"s" * 32
+    for expiry in ("\xb2\xb3", "9" * 5000, "\u0663" * 10, "1" * 13, "+1", " 1"):
+        assert not passwords.cookie_is_valid(secret, "lnk_a", "hash", f"{expiry}.x", now=1000)
+
+
+@pytest.mark.parametrize("path", ["/l/a/b", "/l/%3Cscript%3Ealert(1)%3C/script%3E", "/l/abc/x/y", "/l/"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_visitor_path_that_is_no_code_gets_the_not_found_page_without_the_path(served, path, method):
+    response = served.request(method, path, headers={"User-Agent": DESKTOP})
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html") and "not found" in response.text.lower()
+    assert "script" not in response.text and "a/b" not in response.text and "abc/x" not in response.text
+    assert response.headers["cache-control"] == "no-store"
