@@ -100,3 +100,22 @@ def test_a_visitor_path_that_is_no_code_gets_the_not_found_page_without_the_path
     assert response.headers["content-type"].startswith("text/html") and "not found" in response.text.lower()
     assert "script" not in response.text and "a/b" not in response.text and "abc/x" not in response.text
     assert response.headers["cache-control"] == "no-store"
+
+
+def test_visitors_behind_a_proxy_writing_ports_or_junk_keep_buckets_of_their_own(make_client, new_key):
+    # The peer PEER is the trusted proxy. Had "ip:port" or "unknown" hops fallen back to
+    # its address, these visitors would share one bucket and lock each other out.
+    client = make_client(limits_password_attempts_per_minute=2, network_trusted_proxies=["203.0.113.0/24"])
+    code = make_link(client, bearer(new_key()), password="open sesame")["shortCode"]
+
+    def attempt(forwarded_for: bytes) -> int:
+        headers = [
+            (b"user-agent", DESKTOP.encode()),
+            (b"content-type", b"application/x-www-form-urlencoded"),
+            (b"x-forwarded-for", forwarded_for),
+        ]
+        return asgi_request(client, "POST", f"/l/{code}", headers, b"password=wrong")[0]
+
+    visitors = [b"198.51.100.1:5678", b"198.51.100.2:5678, unknown", b"[2001:db8::3]:443", b"198.51.100.4, junk"]
+    assert [[attempt(visitor) for _ in range(2)] for visitor in visitors] == [[403, 403]] * len(visitors)
+    assert attempt(b"198.51.100.1:9999") == 429  # the same visitor from another port
