@@ -32,12 +32,16 @@ def envelope_bytes(code: str, message: str) -> bytes:
     return msgspec.json.encode(ErrorBody(ErrorDetail(code, message)))
 
 
+# On every JSON response: a browser must never read it as HTML or script.
+NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+
+
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(
         content=envelope_bytes(code, message),
         status_code=status,
         media_type=MediaType.JSON,
-        headers=headers,
+        headers={**NOSNIFF, **(headers or {})},
     )
 
 

@@ -83,9 +83,17 @@ class ClosedStructSchemaPlugin(StructSchemaPlugin):
         return schema
 
 
+WWW_AUTHENTICATE = OpenAPIHeader(
+    schema=Schema(type=OpenAPIType.STRING), required=True, description='Bearer realm="shortlink"'
+)
+
+
 def _with_headers(operation: Operation) -> None:
     for status, response in (operation.responses or {}).items():
-        if not isinstance(response, OpenAPIResponse) or status == "401":
+        if not isinstance(response, OpenAPIResponse):
+            continue
+        if status == "401":
+            response.headers = {**(response.headers or {}), "WWW-Authenticate": WWW_AUTHENTICATE}
             continue
         # A new dict: a handler's own header dict may be shared between its responses.
         extra = {**RATE_LIMIT_HEADERS, **({"Retry-After": RETRY_AFTER} if status == "429" else {})}
