@@ -16,6 +16,7 @@ from litestar._openapi.schema_generation import SchemaCreator
 # Not re-exported publicly; litestar is pinned below 3.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import (
     Components,
     OpenAPI,
@@ -119,7 +120,7 @@ class _ApiOpenAPIConfig(OpenAPIConfig):
 
 
 def openapi_config(path: str) -> OpenAPIConfig:
-    """The OpenAPI document and its pages, served at `path`."""
+    """The OpenAPI document, served at `path`/openapi.json."""
 
     def not_found_in_the_envelope(response: Response) -> Response:
         # Litestar answers an unknown page under the schema path with an HTML 404 page.
@@ -138,6 +139,9 @@ def openapi_config(path: str) -> OpenAPIConfig:
                 ),
             }
         ),
+        # The JSON document only: the HTML viewers Litestar offers (Redoc, Swagger, Elements,
+        # RapiDoc) load their scripts from CDNs, unpinned, and Swagger invites pasting a key.
+        render_plugins=[JsonRenderPlugin()],
         openapi_router=Router(
             path, route_handlers=[], include_in_schema=False, after_request=not_found_in_the_envelope
         ),
