@@ -37,6 +37,10 @@ class UnauthorizedError(ShortlinkError):
     code: ErrorCode = "UNAUTHORIZED"
     status = 401
 
+    def __init__(self, message: str):
+        # RFC 9110: a 401 names the scheme that would be accepted.
+        super().__init__(message, {"WWW-Authenticate": 'Bearer realm="shortlink"'})
+
 
 class SubscriptionRequiredError(ShortlinkError):
     code: ErrorCode = "SUBSCRIPTION_REQUIRED"

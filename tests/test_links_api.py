@@ -547,3 +547,21 @@ def test_short_non_ascii_searches_ignore_case_like_long_ones(client, auth):
     strasse = create(client, auth, originalUrl="https://example.com/4", title="Straße").json()["data"]
     assert ids("ß") == ids("aß") == ids("straße") == ids("STRAßE") == {strasse["id"]}
     assert ids("ss") == ids("strasse") == set()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"originalUrl": "https://evil.com\\@www.youtube.com/watch?v=dQw4w9WgXcQ"}, "originalUrl"),
+        ({"originalUrl": "\x01https://example.com/"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/a\x00b"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/a\u2028b"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/", "androidUrl": "https://example.com/\x7f"}, "androidUrl"),
+        ({"originalUrl": "https://example.com/", "title": "evil\u202etxt.exe"}, "title"),
+        ({"originalUrl": "https://example.com/", "title": "a\x00b"}, "title"),
+    ],
+)
+def test_backslash_hosts_and_control_characters_are_refused_naming_the_field(client, auth, body, field):
+    response = client.post("/api/v1/links", headers=auth, json=body)
+    assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
+    assert response.json()["error"]["message"].startswith(field)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from litestar import Litestar, Router
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 
 from shortlink.config import Config
@@ -13,7 +13,7 @@ from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
-from shortlink.web.errors import handle_exception
+from shortlink.web.errors import NOSNIFF, handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
@@ -48,6 +48,8 @@ def create_app(config: Config) -> Litestar:
         middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,
+        # Every handler's response (the visitor route sends its own, HTML with its type).
+        response_headers=[ResponseHeader(name=name, value=value) for name, value in NOSNIFF.items()],
         openapi_config=openapi_config("/api/v1/schema"),
         plugins=[ClosedStructSchemaPlugin()],
         debug=False,

@@ -46,6 +46,7 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
             ],
         }
         await send(start)
