@@ -1,0 +1,1 @@
+"""MCP: the service's tools for assistants, over Streamable HTTP (/mcp) and stdio (`shortlink mcp`)."""
