@@ -156,9 +156,11 @@ def cmd_demo_seed(args: argparse.Namespace) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> None:
+    from shortlink.mcp import take_api_key
+
+    key = take_api_key()  # before the SDK loads: a missing key stops at once
     from shortlink.mcp import stdio
 
-    key = stdio.take_api_key()
     if args.url:
         asyncio.run(stdio.serve_remote(args.url, key))
     else:

@@ -15,15 +15,16 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import cast
 
 from litestar import asgi
 from litestar.handlers import ASGIRouteHandler
-from litestar.types import Receive, Scope, Send
+from litestar.types import HTTPScope, Receive, Scope, Send
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from shortlink.accounts import Principal
-from shortlink.errors import ShortlinkError, SubscriptionRequiredError, UnauthorizedError
+from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
 from shortlink.mcp.tools import build_server
 from shortlink.services import Services
 from shortlink.web.bounds import MAX_BODY_BYTES
@@ -66,22 +67,29 @@ class McpEndpoint:
         return mcp_endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = cast("HTTPScope", scope)["method"]  # an asgi route answers HTTP only
+        if method != "POST":
+            # Stateless: no session to end (DELETE) and nothing to push on a standalone
+            # stream (GET), which would only hold a connection open. The spec's answer is 405.
+            message = f"{method} is not allowed on {PATH}; MCP messages are POSTed"
+            await _answer(send, 405, "NOT_FOUND", message, [(b"allow", b"POST")])
+            return
         authorization = next(
             (value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None
         )
         try:
             principal = self.services.accounts.identify(authorization)
         except (UnauthorizedError, SubscriptionRequiredError) as exc:
-            await _refuse(exc, send)
+            challenge = [(b"www-authenticate", b"Bearer")] if isinstance(exc, UnauthorizedError) else []
+            await _answer(send, exc.status, exc.code, exc.message, challenge)
             return
         scope.setdefault("state", {})[PRINCIPAL] = principal
         await self.manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
 
-async def _refuse(exc: ShortlinkError, send: Send) -> None:
-    body = envelope_bytes(exc.code, exc.message)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if isinstance(exc, UnauthorizedError):
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": exc.status, "headers": headers})
+async def _answer(send: Send, status: int, code: ErrorCode, message: str, headers: list[tuple[bytes, bytes]]) -> None:
+    """An HTTP error in the API's envelope, before the SDK sees the request."""
+    body = envelope_bytes(code, message)
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
     await send({"type": "http.response.body", "body": body, "more_body": False})

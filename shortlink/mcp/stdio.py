@@ -9,8 +9,8 @@ rules are the instance's own.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
-import os
 
 import httpx2
 import mcp_types as types
@@ -24,17 +24,6 @@ from shortlink.errors import ShortlinkError
 from shortlink.mcp.http import PATH
 from shortlink.mcp.tools import build_server
 from shortlink.services import Services
-
-KEY_VARIABLE = "SHORTLINK_API_KEY"
-
-
-def take_api_key() -> str:
-    """The key, taken out of the environment: nothing this process starts inherits it,
-    and the configuration does not mistake it for a misspelt setting."""
-    key = os.environ.pop(KEY_VARIABLE, "").strip()
-    if not key:
-        raise ShortlinkError(f"set {KEY_VARIABLE} to an API key (shortlink key create --email …)")
-    return key
 
 
 def endpoint(url: str) -> str:
@@ -61,9 +50,14 @@ async def serve_local(config: Config, key: str) -> None:
 
 
 async def serve_remote(url: str, key: str) -> None:
+    target = endpoint(url)
     # The SDK's client takes an httpx2 client for headers; its read timeout allows slow reports.
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=httpx2.Timeout(30, read=300))
-    async with http, Client(streamable_http_client(endpoint(url), http_client=http)) as remote:
+    async with http, contextlib.AsyncExitStack() as stack:
+        try:
+            remote = await stack.enter_async_context(Client(streamable_http_client(target, http_client=http)))
+        except Exception:  # the SDK reports a refused key as a generic error response
+            raise ShortlinkError(f"could not connect to {target}: is the instance up, and the key valid?") from None
 
         async def list_tools(_ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
             return await remote.list_tools(cursor=params.cursor if params else None)
