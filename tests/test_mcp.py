@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
+from litestar.exceptions import WebSocketDisconnect
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -281,6 +282,22 @@ async def test_a_request_without_a_valid_key_is_refused_with_401_before_the_sdk(
         async with mcp_client(server, None, "legacy"):
             pass
     assert any(isinstance(leaf, MCPError) for leaf in leaf_errors(caught.value))
+
+
+def test_only_posts_are_served_as_nothing_is_streamed_or_kept(server, key):
+    for method in ("GET", "DELETE", "PUT"):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request(method, "/mcp", headers={"Authorization": f"Bearer {key}", "Accept": "text/event-stream"})
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        conn.close()
+        assert (response.status, response.getheader("Allow"), body["error"]["code"]) == (405, "POST", "NOT_FOUND")
+
+
+def test_a_websocket_to_mcp_is_refused(client):
+    with pytest.raises(WebSocketDisconnect) as caught, client.websocket_connect("/mcp"):
+        pass
+    assert caught.value.code == 1008
 
 
 async def test_a_key_revoked_during_a_session_fails_on_its_next_request(server):

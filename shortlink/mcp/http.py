@@ -67,7 +67,10 @@ class McpEndpoint:
         return mcp_endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method = cast("HTTPScope", scope)["method"]  # an asgi route answers HTTP only
+        if scope["type"] != "http":  # a WebSocket handshake: refused (403) before it is accepted
+            await send({"type": "websocket.close", "code": 1008, "reason": ""})
+            return
+        method = cast("HTTPScope", scope)["method"]
         if method != "POST":
             # Stateless: no session to end (DELETE) and nothing to push on a standalone
             # stream (GET), which would only hold a connection open. The spec's answer is 405.
