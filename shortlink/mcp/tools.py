@@ -331,7 +331,10 @@ def decode(arguments_type: type[msgspec.Struct], arguments: dict[str, Any] | Non
 PrincipalOf = Callable[[ServerRequestContext], Principal]
 
 
-async def call(services: Services, principal_of: PrincipalOf, ctx: ServerRequestContext, tool: Tool, arguments: Any):
+async def call(
+    services: Services, principal_of: PrincipalOf, ctx: ServerRequestContext, tool: Tool, arguments: Any
+) -> types.CallToolResult:
+    """One tool call: who, one request of the budget, the arguments, the operation."""
     try:
         principal = principal_of(ctx)
         services.accounts.charge(principal)
