@@ -64,3 +64,20 @@ class RateLimitedError(ShortlinkError):
     def __init__(self, message: str, retry_after: int, headers: dict[str, str] | None = None):
         super().__init__(message, {**(headers or {}), "Retry-After": str(max(1, retry_after))})
         self.retry_after = max(1, retry_after)
+
+
+def field_error(message: str, whole: str = "body") -> ValidationError:
+    """The ValidationError naming the field of a msgspec validation message, for every door
+    that decodes with msgspec (API bodies; MCP tool arguments, `whole="arguments"`)."""
+    # msgspec: "Expected `bool`, got `str` - at `$.isActive`", "Object contains unknown
+    # field `colour`", "Object missing required field `originalUrl`", "Expected `object`, ...".
+    text, _, where = message.partition(" - at `$.")
+    if where:
+        return ValidationError(where.rstrip("`"), text)
+    for lead, problem in (
+        ("Object contains unknown field `", "unknown field; it cannot be set here"),
+        ("Object missing required field `", "is required"),
+    ):
+        if message.startswith(lead):
+            return ValidationError(message[len(lead) :].split("`", 1)[0], problem)
+    return ValidationError(whole, f"must be a JSON object ({message.replace(' - at `$`', '')})")

@@ -47,6 +47,7 @@ def test_create_returns_201_with_every_field(client, auth):
         client,
         auth,
         title="Example",
+        description="An example page",
         iosUrl="https://apps.apple.com/app/id1",
         androidUrl="https://play.google.com/store/apps/details?id=x.y",
     )
@@ -56,7 +57,7 @@ def test_create_returns_201_with_every_field(client, auth):
     assert re.fullmatch(r"[A-Za-z0-9]{6}", link["shortCode"])
     assert link["shortUrl"] == f"{SHORT_HOST}/l/{link['shortCode']}"
     assert link["originalUrl"] == "https://example.com/page" and link["platform"] == "OTHER"
-    assert link["title"] == "Example" and link["isActive"] is True
+    assert link["title"] == "Example" and link["description"] == "An example page" and link["isActive"] is True
     assert link["isPasswordProtected"] is False and link["expiresAt"] is None
     assert link["clickCount"] == 0 and link["source"] == "API"
     assert ISO_Z.match(link["createdAt"]) and link["createdAt"] == link["updatedAt"]
@@ -90,6 +91,9 @@ def test_platform_is_detected_and_cannot_be_set(client, auth):
         ({"title": ""}, "title"),
         ({"title": "t" * 201}, "title"),
         ({"title": "   "}, "title"),
+        ({"description": ""}, "description"),
+        ({"description": "d" * 501}, "description"),
+        ({"description": " \n "}, "description"),
         ({"password": "abc"}, "password"),
         ({"password": "p" * 65}, "password"),
         ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),

@@ -161,6 +161,14 @@ def validate_title(title: str) -> str:
     return title
 
 
+def validate_description(description: str) -> str:
+    if not 1 <= len(description) <= 500:
+        raise ValidationError("description", "must be 1-500 characters")
+    if not description.strip():
+        raise ValidationError("description", "must not be blank")
+    return description
+
+
 def validate_password(password: str) -> str:
     if not 4 <= len(password) <= 64:
         raise ValidationError("password", "must be 4-64 characters")

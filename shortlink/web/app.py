@@ -1,4 +1,4 @@
-"""The Litestar application: the API under /api/v1, the visitor routes, /healthz."""
+"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, /healthz."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 
 from shortlink.config import Config
+from shortlink.mcp.http import McpEndpoint
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
@@ -25,6 +26,7 @@ API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsCon
 
 def create_app(config: Config) -> Litestar:
     services = Services(config)
+    mcp = McpEndpoint(services)
     api = Router(
         path="/api/v1",
         route_handlers=API_CONTROLLERS,
@@ -40,11 +42,12 @@ def create_app(config: Config) -> Litestar:
         route_handlers=[
             api,
             healthz,
+            mcp.route_handler(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
         ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),
-        lifespan=[services.lifespan],
+        lifespan=[services.lifespan, mcp.lifespan],
         middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,
