@@ -1,4 +1,4 @@
-"""The `shortlink` command: serve, keys, subscriptions, domains, demo data, backups.
+"""The `shortlink` command: serve, keys, subscriptions, domains, demo data, MCP, backups.
 
 Every command opens the same SQLite file (migrating it if needed) and calls the
 same functions the API uses, so it works while the server is running.
@@ -82,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     _common(seed)
     seed.set_defaults(run=cmd_demo_seed)
 
+    mcp = commands.add_parser("mcp", help="the MCP tools over stdio for local assistants; key from SHORTLINK_API_KEY")
+    mcp.add_argument("--url", help="relay to this running instance (its base URL) instead of using the database")
+    _common(mcp)
+    mcp.set_defaults(run=cmd_mcp)
+
     backup = commands.add_parser("backup", help="write a consistent copy of the live database")
     backup.add_argument("path")
     _common(backup)
@@ -151,6 +156,18 @@ def cmd_demo_seed(args: argparse.Namespace) -> None:
         f"seeded {result.links} links and {result.clicks} clicks "
         f"({result.bots} from bots) for {args.email} over {args.days} days"
     )
+
+
+def cmd_mcp(args: argparse.Namespace) -> None:
+    from shortlink.mcp import take_api_key
+
+    key = take_api_key()  # before the SDK loads: a missing key stops at once
+    from shortlink.mcp import stdio
+
+    if args.url:
+        asyncio.run(stdio.serve_remote(args.url, key))
+    else:
+        asyncio.run(stdio.serve_local(_config(args), key))
 
 
 def cmd_backup(args: argparse.Namespace) -> None:

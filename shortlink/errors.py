@@ -37,6 +37,10 @@ class UnauthorizedError(ShortlinkError):
     code: ErrorCode = "UNAUTHORIZED"
     status = 401
 
+    def __init__(self, message: str):
+        # RFC 9110: a 401 names the scheme that would be accepted.
+        super().__init__(message, {"WWW-Authenticate": 'Bearer realm="shortlink"'})
+
 
 class SubscriptionRequiredError(ShortlinkError):
     code: ErrorCode = "SUBSCRIPTION_REQUIRED"
@@ -69,3 +73,20 @@ class UnavailableError(ShortlinkError):
 
     def __init__(self, message: str):
         super().__init__(message, {"Retry-After": "1"})
+
+
+def field_error(message: str, whole: str = "body") -> ValidationError:
+    """The ValidationError naming the field of a msgspec validation message, for every door
+    that decodes with msgspec (API bodies; MCP tool arguments, `whole="arguments"`)."""
+    # msgspec: "Expected `bool`, got `str` - at `$.isActive`", "Object contains unknown
+    # field `colour`", "Object missing required field `originalUrl`", "Expected `object`, ...".
+    text, _, where = message.partition(" - at `$.")
+    if where:
+        return ValidationError(where.rstrip("`"), text)
+    for lead, problem in (
+        ("Object contains unknown field `", "unknown field; it cannot be set here"),
+        ("Object missing required field `", "is required"),
+    ):
+        if message.startswith(lead):
+            return ValidationError(message[len(lead) :].split("`", 1)[0], problem)
+    return ValidationError(whole, f"must be a JSON object ({message.replace(' - at `$`', '')})")

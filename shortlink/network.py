@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+_PORT = re.compile(r":[0-9]{1,5}")
 
 
 def _parse(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An address as proxies write it: "1.2.3.4", "1.2.3.4:5678", "2001:db8::1",
+    "[2001:db8::1]" or "[2001:db8::1]:443"; None for anything else ("unknown")."""
+    address = address.strip()
+    port = ""
+    if address.startswith("["):
+        address, bracket, port = address[1:].partition("]")
+        if not bracket:
+            return None
+    elif address.count(":") == 1:  # IPv4 with a port; bare IPv6 has two colons or more
+        address, colon, port = address.partition(":")
+        port = colon + port
+    if port and not _PORT.fullmatch(port):
+        return None
     try:
-        return ipaddress.ip_address(address.strip().strip("[]"))
+        return ipaddress.ip_address(address)
     except ValueError:
         return None
 
@@ -23,7 +38,9 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     """The first address, walking X-Forwarded-For from the right, that is not a trusted proxy.
 
     A forged X-Forwarded-For from an untrusted peer is ignored entirely; through
-    trusted proxies, only entries they appended are believed.
+    trusted proxies, only entries they appended are believed. Ports are dropped and
+    hops that are no address ("unknown") skipped: stopping at one would give every
+    such visitor the proxy's address, one password-attempt bucket for all of them.
     """
     if not trusted or not forwarded_for:  # the common case: no parsing at all
         return peer
@@ -33,7 +50,7 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     for hop in reversed(forwarded_for.split(",")):
         hop_address = _parse(hop)
         if hop_address is None:
-            return str(address)
+            continue
         address = hop_address
         if not _trusted(address, trusted):
             return str(address)

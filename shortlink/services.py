@@ -20,7 +20,7 @@ from shortlink.app.visits import Visits
 from shortlink.config import Config
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
-from shortlink.sharedstate import open_redis
+from shortlink.sharedstate import SharedDayKeys, open_redis
 from shortlink.storage import Database, connect
 from shortlink.storage import accounts as account_store
 from shortlink.visits.cache import LinkCache
@@ -46,7 +46,8 @@ class Services:
         self.redis = open_redis(config.redis.url) if config.redis.url else None
         self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.link_cache)
         link_changed = self.link_cache.discard if self.link_changes is None else self.link_changes.changed
-        self.recorder = ClickRecorder(self.db, config.clicks)
+        shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
+        self.recorder = ClickRecorder(self.db, config.clicks, shared_keys=shared_keys)
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0

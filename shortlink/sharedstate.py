@@ -25,3 +25,29 @@ def open_redis(url: str) -> Redis:
     """A client for `url`, once it has answered."""
     check_redis(url)
     return Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS, socket_keepalive=True)
+
+
+# A day's visitor key stays in Redis this long past the day's end: a click stamped just
+# before midnight may be enriched a little after it, by a process that has not needed
+# that day's key yet.
+DAY_KEY_GRACE_MS = 5 * 60 * 1000
+DAY_MS = 86_400_000
+
+
+class SharedDayKeys:
+    """Each UTC day's visitor-hash key, the same for every process: the first process to
+    need it offers its random key and every other process gets that one. Kept in Redis
+    memory, never in the database file (whoever holds the file and a day's key can find
+    a visitor's IPv4 address in 2^32 guesses), and expiring shortly after its day."""
+
+    def __init__(self, client: Redis):
+        self.client = client
+
+    async def key(self, day: str, day_start_ms: int, offered: bytes) -> bytes:
+        """The key of `day` (which starts at `day_start_ms`), `offered` if it is the first."""
+        name = f"shortlink:visitor-key:{day}"
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(name, offered, nx=True, pxat=day_start_ms + DAY_MS + DAY_KEY_GRACE_MS)
+            pipe.get(name)
+            _, key = await pipe.execute()
+        return offered if key is None else key  # None: a day long over (demo data), kept here only

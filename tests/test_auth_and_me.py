@@ -29,6 +29,7 @@ def test_missing_malformed_or_unknown_keys_are_401(client, headers):
     response = client.get("/api/v1/me", headers=headers)
     assert response.status_code == 401
     assert error_of(response) == "UNAUTHORIZED"
+    assert response.headers["www-authenticate"].startswith("Bearer ")  # the scheme that would do
 
 
 def test_every_api_route_is_protected(client):
@@ -47,6 +48,7 @@ def test_me_returns_the_account_of_the_key(client, new_key):
     key = new_key("Owner@Example.com", name="Owner")
     response = client.get("/api/v1/me", headers=bearer(key))
     assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"  # email and key: never kept in a cache
     me = response.json()["data"]
     assert set(me) == {"user", "key", "subscription", "rateLimits"}
     assert me["user"]["email"] == "Owner@Example.com" and me["user"]["name"] == "Owner"
@@ -129,3 +131,22 @@ def test_rate_limit_cannot_be_dodged_with_forwarding_headers(make_client, new_ke
         for i in range(4)
     ]
     assert codes == [200, 200, 200, 429]
+
+
+def test_every_json_response_forbids_content_sniffing(client, auth):
+    # Without nosniff, a browser may render JSON that echoes client text as HTML.
+    for method, path, headers in [
+        ("GET", "/api/v1/me", auth),
+        ("GET", "/api/v1/me", {}),
+        ("GET", "/api/v1/links?limit=5", auth),
+        ("GET", "/api/v1/links/lnk_none", auth),
+        ("POST", "/api/v1/links", auth),
+        ("GET", "/api/v1/nothing/<b>x</b>", auth),
+        ("DELETE", "/healthz", {}),
+        ("GET", "/healthz", {}),
+        ("GET", "/api/v1/schema/openapi.json", {}),
+        ("GET", "/api/v1/links?x=" + "a" * 9000, auth),
+    ]:
+        response = client.request(method, path, headers=headers)
+        assert response.headers["content-type"].startswith("application/"), (method, path)
+        assert response.headers["x-content-type-options"] == "nosniff", (method, path, response.status_code)

@@ -125,3 +125,14 @@ def test_unknown_pages_under_the_schema_path_are_404_in_the_envelope(client):
         assert response.headers["content-type"].startswith("application/json")
     assert "/api/v1/schema/openapi.json" in client.get("/api/v1/schema/nonexistent").json()["error"]["message"]
     assert client.get("/api/v1/schema/openapi.json").status_code == 200
+
+
+def test_only_the_json_document_is_served_no_html_viewer(client):
+    # The viewers Litestar offers load unpinned CDN scripts; Swagger invites pasting a key.
+    for page in ("redoc", "swagger", "elements", "rapidoc", "stoplight", "scalar", "oauth2-redirect.html"):
+        response = client.get(f"/api/v1/schema/{page}")
+        assert response.status_code == 404 and error_of(response) == "NOT_FOUND", page
+    for path in ("/api/v1/schema", "/api/v1/schema/openapi.json"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"] == "application/vnd.oai.openapi+json"
+        assert response.json()["openapi"].startswith("3.") and "<script" not in response.text

@@ -24,6 +24,7 @@ from shortlink.fetcher.network import (
     MAX_REDIRECTS,
     FetchError,
     OwnService,
+    address_policy,
     fetch_html,
     is_public_address,
     own_host_entries,
@@ -626,3 +627,23 @@ def test_a_connected_custom_domain_is_never_fetched(make_client, auth, conn, db_
     assert fetched_link(client, auth, conn, link)["title"] is None
     assert site.requests == []
     assert "this service itself" in " ".join(fetcher_log)
+
+
+async def test_the_unspecified_addresses_are_the_service_itself_even_where_private_is_allowed(site):
+    # Connecting to 0.0.0.0 or :: reaches this machine: with allow_private_addresses the
+    # fetcher would otherwise fetch the service itself (or anything else listening here).
+    site.page("/", "<title>ourselves</title>")
+    own = OwnService(own_host_entries([f"sho.rt:{site.port}"]))
+    resolve = resolver_with({"sho.rt": "127.0.0.1", "zero.test": "0.0.0.0"})
+    async with guarded_client() as client:
+        for url in (
+            f"http://0.0.0.0:{site.port}/",
+            f"http://0:{site.port}/",
+            f"http://zero.test:{site.port}/",
+            f"http://[::]:{site.port}/",
+            f"http://[::ffff:0.0.0.0]:{site.port}/",
+        ):
+            with pytest.raises(FetchError, match="an address of this service itself") as refused:
+                await fetch_html(client, url, policy=address_policy(True), user_agent="t", own=own, resolve=resolve)
+            assert refused.value.permanent
+    assert site.requests == []

@@ -156,3 +156,44 @@ def test_other_short_links_and_pages_of_own_hosts_are_allowed(code, other, rest)
     rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/l/{other}", OWN_HOSTS, code)
     assume(rest != "l" and not rest.startswith("l/"))  # pages outside the visitor route
     rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS, code)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.com\\@www.youtube.com/watch?v=dQw4w9WgXcQ",  # browsers go to evil.com
+        "https://www.youtube.com\\.evil.com/",
+        "https:\\\\evil.com/",
+        "https://evil.com\\?@www.youtube.com/",
+    ],
+)
+def test_a_backslash_before_the_path_is_refused(url):
+    with pytest.raises(ValidationError, match="backslash") as caught:
+        rules.validate_url("originalUrl", url)
+    assert caught.value.field == "originalUrl"
+
+
+def test_a_backslash_in_the_path_query_or_fragment_is_allowed():
+    for url in ("https://example.com/a\\b", "https://example.com/?q=a\\b", "https://example.com/#a\\b"):
+        assert rules.validate_url("originalUrl", url) == url
+
+
+INVISIBLE = ["\x00", "\x01", "\x0b", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\u202e", "\u2066"]
+
+
+@pytest.mark.parametrize("character", INVISIBLE)
+def test_control_and_line_break_characters_are_refused_in_urls_and_titles(character):
+    with pytest.raises(ValidationError, match=f"U\\+{ord(character):04X}") as caught:
+        rules.validate_url("iosUrl", f"https://example.com/a{character}b")
+    assert caught.value.field == "iosUrl"
+    with pytest.raises(ValidationError) as caught:  # some are refused as white space at the start
+        rules.validate_url("iosUrl", f"{character}https://example.com/")
+    assert caught.value.field == "iosUrl"
+    with pytest.raises(ValidationError, match="control characters") as caught:
+        rules.validate_title(f"A title{character}with it")
+    assert caught.value.field == "title"
+
+
+def test_titles_in_any_script_with_emoji_pass():
+    for title in ("Привет, мир", "مرحبا بالعالم", "日本語のタイトル", "Café 👋🏽 — “quoted”"):
+        assert rules.validate_title(title) == title

@@ -47,6 +47,7 @@ def test_create_returns_201_with_every_field(client, auth):
         client,
         auth,
         title="Example",
+        description="An example page",
         iosUrl="https://apps.apple.com/app/id1",
         androidUrl="https://play.google.com/store/apps/details?id=x.y",
     )
@@ -56,7 +57,7 @@ def test_create_returns_201_with_every_field(client, auth):
     assert re.fullmatch(r"[A-Za-z0-9]{6}", link["shortCode"])
     assert link["shortUrl"] == f"{SHORT_HOST}/l/{link['shortCode']}"
     assert link["originalUrl"] == "https://example.com/page" and link["platform"] == "OTHER"
-    assert link["title"] == "Example" and link["isActive"] is True
+    assert link["title"] == "Example" and link["description"] == "An example page" and link["isActive"] is True
     assert link["isPasswordProtected"] is False and link["expiresAt"] is None
     assert link["clickCount"] == 0 and link["source"] == "API"
     assert ISO_Z.match(link["createdAt"]) and link["createdAt"] == link["updatedAt"]
@@ -90,6 +91,9 @@ def test_platform_is_detected_and_cannot_be_set(client, auth):
         ({"title": ""}, "title"),
         ({"title": "t" * 201}, "title"),
         ({"title": "   "}, "title"),
+        ({"description": ""}, "description"),
+        ({"description": "d" * 501}, "description"),
+        ({"description": " \n "}, "description"),
         ({"password": "abc"}, "password"),
         ({"password": "p" * 65}, "password"),
         ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt"),
@@ -547,3 +551,21 @@ def test_short_non_ascii_searches_ignore_case_like_long_ones(client, auth):
     strasse = create(client, auth, originalUrl="https://example.com/4", title="Straße").json()["data"]
     assert ids("ß") == ids("aß") == ids("straße") == ids("STRAßE") == {strasse["id"]}
     assert ids("ss") == ids("strasse") == set()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"originalUrl": "https://evil.com\\@www.youtube.com/watch?v=dQw4w9WgXcQ"}, "originalUrl"),
+        ({"originalUrl": "\x01https://example.com/"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/a\x00b"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/a\u2028b"}, "originalUrl"),
+        ({"originalUrl": "https://example.com/", "androidUrl": "https://example.com/\x7f"}, "androidUrl"),
+        ({"originalUrl": "https://example.com/", "title": "evil\u202etxt.exe"}, "title"),
+        ({"originalUrl": "https://example.com/", "title": "a\x00b"}, "title"),
+    ],
+)
+def test_backslash_hosts_and_control_characters_are_refused_naming_the_field(client, auth, body, field):
+    response = client.post("/api/v1/links", headers=auth, json=body)
+    assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR"
+    assert response.json()["error"]["message"].startswith(field)

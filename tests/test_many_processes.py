@@ -17,9 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from shortlink import accounts
 from shortlink.links.schema import CreateLink
+from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
 from tests.conftest import bearer, run_cli
 from tests.helpers import store_link
@@ -32,8 +34,9 @@ INVALIDATION_SECONDS = 1.0  # the issue's bound: a paused link stops redirecting
 
 
 def start_together(servers: list[LiveServer]) -> list[LiveServer]:
+    # Starting several at once on a loaded machine takes a while: a generous bound.
     with ThreadPoolExecutor(len(servers)) as pool:
-        return list(pool.map(LiveServer.start, servers))
+        return list(pool.map(lambda server: server.start(timeout=90), servers))
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +239,7 @@ def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path):
     server = LiveServer(tmp_path, workers=2, redis_url=redis.url, clicks_flush_interval_ms="1000")
     code, _ = prepare_two_links(server.db, server.base_url)
     try:
-        server.start(timeout=60)
+        server.start(timeout=90)
         assert len(process_ids(server, 2)) == 2  # two processes answer on the one port
         load = Load(server.port, code)
         time.sleep(1.5)
@@ -301,3 +304,16 @@ def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_wha
         assert time.monotonic() < deadline, "the change never reached the other process"
         time.sleep(0.01)
     assert second.get(f"/l/{code}", follow_redirects=False).status_code == 404
+
+
+async def test_the_first_process_to_need_a_day_key_gives_it_to_every_other_until_shortly_after_the_day(redis_server):
+    now_ms = int(time.time() * 1000)
+    day_start = now_ms // DAY_MS * DAY_MS
+    first, second = (SharedDayKeys(Redis.from_url(redis_server.url)) for _ in range(2))
+    assert await first.key("today", day_start, b"a" * 32) == b"a" * 32
+    assert await second.key("today", day_start, b"b" * 32) == b"a" * 32
+    expires_in = await Redis.from_url(redis_server.url).pttl("shortlink:visitor-key:today")
+    assert abs(expires_in - (day_start + DAY_MS + DAY_KEY_GRACE_MS - now_ms)) < 5_000
+    # A day long over (demo data) shares nothing: the key stays in the process that made it.
+    assert await second.key("old", day_start - 10 * DAY_MS, b"c" * 32) == b"c" * 32
+    assert await Redis.from_url(redis_server.url).exists("shortlink:visitor-key:old") == 0

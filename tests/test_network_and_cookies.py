@@ -20,6 +20,14 @@ PROXIES = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("10.0.0.0/8
         ("127.0.0.1", "garbage, 10.1.2.3", PROXIES, "10.1.2.3"),
         ("127.0.0.1", "10.0.0.1, 10.0.0.2", PROXIES, "10.0.0.1"),
         ("::1", "2001:db8::1", [ipaddress.ip_network("::1/128")], "2001:db8::1"),
+        # Ports, as some proxies write them, and hops that are no address, skipped.
+        ("127.0.0.1", "198.51.100.7:5678", PROXIES, "198.51.100.7"),
+        ("127.0.0.1", "[2001:db8::7]:443, 10.0.0.1:80", PROXIES, "2001:db8::7"),
+        ("127.0.0.1", "[2001:db8::7]", PROXIES, "2001:db8::7"),
+        ("127.0.0.1", "198.51.100.7, unknown", PROXIES, "198.51.100.7"),
+        ("127.0.0.1", "198.51.100.7, , _hidden, 10.0.0.1", PROXIES, "198.51.100.7"),
+        ("127.0.0.1", "unknown", PROXIES, "127.0.0.1"),  # nothing better than the proxy
+        ("127.0.0.1", "1.2.3.4:x, [::1, 1:2", PROXIES, "127.0.0.1"),
     ],
 )
 def test_client_ip(peer, forwarded, trusted, expected):

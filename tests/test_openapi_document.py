@@ -111,8 +111,9 @@ def test_rate_limit_headers_and_retry_after_are_documented(document):
         assert retry_after["schema"]["type"] == "integer" and retry_after["schema"]["minimum"] == 1
         for status, response in responses.items():
             headers = response.get("headers", {})
-            if status == "401":  # no key identified: no bucket to report
+            if status == "401":  # no key identified: no bucket to report, the scheme named
                 assert not RATE_LIMIT_HEADERS & set(headers), key
+                assert headers["WWW-Authenticate"]["required"] is True, key
                 continue
             assert set(headers) >= RATE_LIMIT_HEADERS, (key, status)
             for name in RATE_LIMIT_HEADERS:

@@ -3,7 +3,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from shortlink.app.hosts import Hosts
-from shortlink.links.platforms import _HOSTS, _WITH_SUBDOMAINS, Platform, detect_platform
+from shortlink.links.platforms import _HOSTS, _WITH_SUBDOMAINS, Platform, detect_platform, host_name
 
 OWN_NAMES = ["sho.rt", "go.brand.example"]
 OWN = Hosts("", OWN_NAMES).is_ours
@@ -171,3 +171,10 @@ def test_case_www_and_a_trailing_dot_do_not_change_the_platform(labels, base):
     platform = detect_platform(f"https://{host}/path", OWN)
     for variant in (host.upper(), f"www.{host}", f"{host}.", f"WWW.{host.upper()}.", f"{host}:8443"):
         assert detect_platform(f"https://{variant}/path", OWN) is platform, variant
+
+
+@pytest.mark.parametrize("host", ["[127.0.0.1]", "[127.0.0.1", "[127.0.0.1]:8811", "[go.example]", "[::1", "[v1.x]"])
+def test_brackets_around_anything_but_an_ipv6_address_match_no_host(host):
+    # No URL parser accepts these, so none may pass for one of the service's own hosts.
+    assert not Hosts("", ["127.0.0.1:8811", "go.example", "::1"]).is_ours(host)
+    assert host_name("[::1]:8811") == host_name("[::1]") == "::1"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime
 
 import pytest
 
@@ -62,8 +61,6 @@ def count(db_path, sql: str) -> int:
 
 async def test_each_batch_is_one_transaction(database, db_path, links):
     recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
-    recorder.record(click(links[0]))
-    await recorder.flush()  # today's visitor key is read once, then kept in memory
     statements: list[str] = []
     await database.write(lambda conn: conn.set_trace_callback(statements.append))
     for number in range(250):
@@ -71,10 +68,10 @@ async def test_each_batch_is_one_transaction(database, db_path, links):
     assert await recorder.flush() == 250
     await database.write(lambda conn: conn.set_trace_callback(None))
     assert statements.count("BEGIN IMMEDIATE") == 3 and statements.count("COMMIT") == 3
-    assert recorder.written == 251 and recorder.pending == 0
-    assert count(db_path, "SELECT count(*) FROM clicks") == 251
-    assert count(db_path, "SELECT sum(click_count) FROM links") == 251
-    assert count(db_path, "SELECT sum(clicks) FROM link_days") == 251
+    assert recorder.written == 250 and recorder.pending == 0
+    assert count(db_path, "SELECT count(*) FROM clicks") == 250
+    assert count(db_path, "SELECT sum(click_count) FROM links") == 250
+    assert count(db_path, "SELECT sum(clicks) FROM link_days") == 250
 
 
 async def written(recorder: ClickRecorder, count: int, seconds: float = 10) -> None:
@@ -147,37 +144,69 @@ async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_pa
     assert count(db_path, f"SELECT click_count FROM links WHERE id = {links[0][0]}") == 5
 
 
-async def test_no_raw_ip_is_stored_and_old_visitor_keys_are_deleted(db_path, links):
+async def test_no_raw_ip_and_no_visitor_key_is_ever_written(db_path, links):
     now = time.time()
     database = Database(db_path)
     recorder = ClickRecorder(database, ClicksConfig(), clock=lambda: now)
-    conn = connect(db_path)
-    conn.execute("INSERT INTO visitor_keys (day, key) VALUES ('2001-01-01', x'00')")
-    conn.close()
     ips = ["203.0.113.77", "2001:db8:1234::77", "198.51.100.201"]
     for ip in ips:
         recorder.record(click(links[0], ip=ip))
         recorder.record(click(links[0], ts=int(now * 1000) - 30 * DAY_MS, ip=ip))  # an old day
     await recorder.flush()
+    keys = list(recorder._day_keys.values())
     await recorder.stop()
     database.close()
     data = b"".join(path.read_bytes() for path in db_path.parent.glob(db_path.name + "*"))
     for ip in ips:
         assert ip.encode() not in data
         assert ip.encode("utf-16-le") not in data
-    conn = connect(db_path)
-    kept = [row[0] for row in conn.execute("SELECT day FROM visitor_keys")]
-    conn.close()
-    assert kept == [datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")]  # today's only
+    assert keys and not any(key in data or key.hex().encode() in data for key in keys)
     assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
+
+
+def hashes(db_path) -> list[str]:
+    conn = connect(db_path)
+    try:
+        return [row[0] for row in conn.execute("SELECT visitor_hash FROM clicks ORDER BY id")]
+    finally:
+        conn.close()
+
+
+async def test_a_days_key_is_gone_once_the_day_can_receive_no_more_clicks(database, db_path, links):
+    midnight = 1_795_392_000  # 2026-11-23 00:00 UTC
+    clock = [midnight - 60.0]
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=1, flush_interval_ms=10), clock=lambda: clock[0])
+
+    def visit(at: float) -> None:
+        recorder.record(click(links[0], ts=int(at * 1000)))
+
+    visit(midnight - 60)
+    await recorder.flush()
+    assert list(recorder._day_keys) == ["2026-11-22"]
+    # Past midnight, a click stamped before it is still queued: its day keeps its key
+    # until that click is written, then only the new day's key is left.
+    visit(midnight - 1)
+    clock[0] = midnight + 1
+    visit(midnight + 1)
+    await recorder.flush()
+    assert list(recorder._day_keys) == ["2026-11-23"]
+    first, late, next_day = hashes(db_path)
+    assert late == first  # one visitor, one day: one hash
+    assert next_day != first  # another day, another key
+    # An idle writer forgets too: nothing queued, the clock past the day.
+    clock[0] = midnight + 86_400 + 1
+    await recorder.start()
+    deadline = time.monotonic() + 10
+    while recorder._day_keys and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    await recorder.stop()
+    assert recorder._day_keys == {}
 
 
 async def test_clicks_arriving_during_a_flush_are_written_exactly_once(database, db_path, links):
     # The flush enriches the next batch while the current one is stored; clicks keep
     # arriving meanwhile, as they do under load.
     recorder = ClickRecorder(database, ClicksConfig(batch_size=100, flush_interval_ms=60_000))
-    recorder.record(click(links[0]))
-    await recorder.flush()  # today's visitor key is loaded: enrichment no longer awaits
     for _ in range(150):
         recorder.record(click(links[0]))
     arrivals = 0
@@ -194,10 +223,10 @@ async def test_clicks_arriving_during_a_flush_are_written_exactly_once(database,
         await recorder.flush()
     await producer
     await recorder.flush()
-    assert recorder.pending == 0 and recorder.written == 551
-    assert count(db_path, "SELECT count(*) FROM clicks") == 551
+    assert recorder.pending == 0 and recorder.written == 550
+    assert count(db_path, "SELECT count(*) FROM clicks") == 550
     assert count(db_path, f"SELECT count(*) FROM clicks WHERE link_id = {links[1][0]}") == 400
-    assert count(db_path, "SELECT sum(click_count) FROM links") == 551
+    assert count(db_path, "SELECT sum(click_count) FROM links") == 550
 
 
 async def test_clicks_queued_for_a_deleted_link_never_reach_the_next_link_created(database, db_path, links):

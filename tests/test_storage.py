@@ -6,7 +6,7 @@ import pytest
 import sqlite_utils
 
 from shortlink.storage import Database, connect, transaction
-from shortlink.storage.database import migrations
+from shortlink.storage.database import _statements, migrations
 
 
 def test_migrations_create_every_table_on_an_empty_file(db_path):
@@ -25,8 +25,8 @@ def test_migrations_create_every_table_on_an_empty_file(db_path):
         "clicks",
         "domains",
         "pending_fetches",
-        "visitor_keys",
     } <= tables
+    assert "visitor_keys" not in tables  # the keys live in memory only
 
 
 def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migrations(db_path):
@@ -153,3 +153,23 @@ async def test_reader_connections_cannot_write(db_path):
             db.read_now(lambda conn: conn.execute("DELETE FROM accounts"))
     finally:
         db.close()
+
+
+def test_upgrading_removes_the_stored_visitor_keys_from_every_byte_of_the_file(db_path):
+    # A file as the versions before migration 5 left it: the last days' keys stored.
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    raw.execute("PRAGMA journal_mode = wal")
+    for number, _, sql in migrations():
+        if number < 5:
+            for statement in _statements(sql):
+                raw.execute(statement)
+    raw.execute("PRAGMA user_version = 4")
+    key = bytes.fromhex("5ec7e7" * 10 + "0123")
+    for day in ("2026-11-21", "2026-11-22", "2026-11-23"):
+        raw.execute("INSERT INTO visitor_keys (day, key) VALUES (?, ?)", (day, key))
+    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw.close()
+    assert key in db_path.read_bytes()
+    connect(db_path).close()
+    data = b"".join(path.read_bytes() for path in db_path.parent.glob(db_path.name + "*"))
+    assert key not in data

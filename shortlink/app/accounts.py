@@ -63,6 +63,25 @@ class Accounts:
         403 carry the key's X-RateLimit-* headers too.
         """
         principal = self.db.read_now(accounts.authenticate, authorization)
+        decision = await self.charge(principal)
+        try:
+            accounts.require_subscription(principal)
+        except SubscriptionRequiredError as exc:
+            exc.headers.update(decision.headers())
+            raise
+        return Admission(principal, decision)
+
+    def identify(self, authorization: str | None) -> Principal:
+        """Who an MCP HTTP request acts for, without charging its budget (MCP charges per
+        tool call, not per HTTP request): 401 for a missing, bad or revoked key, 403
+        without an active subscription. Looked up on every call, as in `admit`."""
+        principal = self.db.read_now(accounts.authenticate, authorization)
+        accounts.require_subscription(principal)
+        return principal
+
+    async def charge(self, principal: Principal) -> Decision:
+        """One request against the key's per-minute budget: an API request or an MCP tool
+        call. Over the budget: RATE_LIMITED saying when to retry."""
         decision = await self.api_limiter.take(principal.key_id)
         if not decision.allowed:
             raise RateLimitedError(
@@ -70,12 +89,7 @@ class Accounts:
                 retry_after=decision.retry_after,
                 headers=decision.headers(),
             )
-        try:
-            accounts.require_subscription(principal)
-        except SubscriptionRequiredError as exc:
-            exc.headers.update(decision.headers())
-            raise
-        return Admission(principal, decision)
+        return decision
 
     async def me(self, principal: Principal, links_created_today: int) -> Me:
         return Me(

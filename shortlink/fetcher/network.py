@@ -108,7 +108,10 @@ class OwnService:
         return not self.hosts.isdisjoint({(name, port), (name, None)})
 
     def has_address(self, address: IPAddress, port: int) -> bool:
-        return not self.addresses.isdisjoint({(address_key(address), port), (address_key(address), None)})
+        address = address_key(address)
+        # 0.0.0.0 and :: ("this host") reach the machine itself, this service included,
+        # on any port: never another site's page, even where private addresses are allowed.
+        return address.is_unspecified or not self.addresses.isdisjoint({(address, port), (address, None)})
 
 
 def own_host_entries(entries: Iterable[str]) -> frozenset[tuple[str, int | None]]:

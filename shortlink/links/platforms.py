@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import ipaddress
 import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -72,11 +73,15 @@ def host_name(host: str) -> str:
     """How hosts are compared: lower case, IDNA (punycode) form, no trailing dot, no port.
 
     "Go.Example.COM.", "go.example.com:8443" and "go.example.com" are one host;
-    "[::1]:8000" is "::1". A port that is not a number stays, so the host matches nothing.
+    "[::1]:8000" is "::1". A port that is not a number stays, so the host matches nothing;
+    so do brackets around anything but an IPv6 address ("[127.0.0.1]", "[go.example]",
+    "[::1"), which no URL parser accepts: such a Host must never pass for one of ours.
     """
     host = host.strip().lower()
     if host.startswith("["):
-        address, _, rest = host[1:].partition("]")
+        address, bracket, rest = host[1:].partition("]")
+        if not bracket or not _is_ipv6(address):
+            return host
         return address if not rest or (rest[0] == ":" and _PORT.fullmatch(rest[1:])) else host
     name, colon, port = host.partition(":")
     if colon and ":" not in port and _PORT.fullmatch(port):
@@ -87,6 +92,14 @@ def host_name(host: str) -> str:
         except UnicodeError:
             pass  # not a valid IDN: compared as written, it matches no real host
     return host.rstrip(".")
+
+
+def _is_ipv6(address: str) -> bool:
+    try:
+        ipaddress.IPv6Address(address)
+    except ValueError:
+        return False
+    return True
 
 
 def site_of(host: str) -> str:

@@ -20,6 +20,7 @@ MAX_URL_LENGTH = 2048
 RANDOM_CODE_LENGTH = 6
 CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{3,32}")
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 # Compared case-insensitively. Every top-level path the service serves, plus
 # words people would mistake for the service's own pages.
@@ -71,6 +72,11 @@ def validate_url(field: str, url: str) -> str:
         raise ValidationError(field, f"must be at most {MAX_URL_LENGTH} characters")
     if url != url.strip() or any(ch in url for ch in "\r\n\t "):
         raise ValidationError(field, "must not contain spaces or line breaks")
+    _refuse_invisible_characters(field, url)
+    if "\\" in _authority(url):
+        # Browsers (WHATWG URL) read "\" as "/" in http(s) URLs, so they would see another
+        # host than urlsplit: "https://evil.com\@www.youtube.com/" goes to evil.com.
+        raise ValidationError(field, "must not contain a backslash before the path")
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -82,6 +88,21 @@ def validate_url(field: str, url: str) -> str:
     if not _is_real_host(host):
         raise ValidationError(field, "must have a valid host name")
     return url
+
+
+def _authority(url: str) -> str:
+    """What follows the scheme up to the path, query or fragment (without reading "\\" as "/")."""
+    rest = url.partition(":")[2].lstrip("/")
+    return re.split(r"[/?#]", rest, maxsplit=1)[0]
+
+
+def _refuse_invisible_characters(field: str, text: str) -> None:
+    """Control characters (C0, DEL, C1), Unicode line and paragraph separators and bidi
+    controls: invisible or disruptive in pages, logs and terminals, never needed in a URL
+    or title."""
+    found = _INVISIBLE.search(text)
+    if found is not None:
+        raise ValidationError(field, f"must not contain control characters (U+{ord(found.group()):04X})")
 
 
 def refuse_link_to_itself(field: str, url: str, is_ours: Callable[[str], bool], code: str) -> None:
@@ -136,7 +157,16 @@ def validate_title(title: str) -> str:
         raise ValidationError("title", "must be 1-200 characters")
     if not title.strip():
         raise ValidationError("title", "must not be blank")
+    _refuse_invisible_characters("title", title)
     return title
+
+
+def validate_description(description: str) -> str:
+    if not 1 <= len(description) <= 500:
+        raise ValidationError("description", "must be 1-500 characters")
+    if not description.strip():
+        raise ValidationError("description", "must not be blank")
+    return description
 
 
 def validate_password(password: str) -> str:

@@ -22,6 +22,7 @@ Url = Annotated[
     ),
 ]
 Title = Annotated[str, Meta(min_length=1, max_length=200)]
+Description = Annotated[str, Meta(min_length=1, max_length=500)]
 Password = Annotated[str, Meta(min_length=4, max_length=64, description="Write-only")]
 Code = Annotated[str, Meta(min_length=3, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 DateTime = Annotated[
@@ -60,6 +61,7 @@ class CreateLink(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_
     original_url: Url
     custom_code: Code | None = None
     title: Title | None = None
+    description: Description | None = None
     ios_url: Url | None = None
     android_url: Url | None = None
     password: Password | None = None

@@ -72,6 +72,8 @@ def create_link(
                 rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
     if body.title is not None:
         rules.validate_title(body.title)
+    if body.description is not None:
+        rules.validate_description(body.description)
     if body.password is not None:
         rules.validate_password(body.password)
     expires_at = (
@@ -85,6 +87,7 @@ def create_link(
         "original_url": body.original_url,
         "platform": detect_platform(body.original_url, is_ours).value,
         "title": body.title,
+        "description": body.description,
         "ios_url": body.ios_url,
         "android_url": body.android_url,
         "password_hash": password_hash,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import NamedTuple
 
@@ -187,17 +186,3 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
             key_width=3,
         )
     return set()
-
-
-def day_keys(
-    conn: sqlite3.Connection, days: Iterable[str], oldest_kept: str, new_key: Callable[[], bytes]
-) -> dict[str, bytes]:
-    """The visitor-hash key of each day (created on first use); keys before `oldest_kept` are deleted."""
-    keys = {}
-    with transaction(conn):
-        conn.execute("DELETE FROM visitor_keys WHERE day < ?", (oldest_kept,))
-        for day in days:
-            # INSERT OR IGNORE: another process (the demo seeder) may have made today's key already.
-            conn.execute("INSERT OR IGNORE INTO visitor_keys (day, key) VALUES (?, ?)", (day, new_key()))
-            keys[day] = conn.execute("SELECT key FROM visitor_keys WHERE day = ?", (day,)).fetchone()[0]
-    return keys

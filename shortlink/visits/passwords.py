@@ -13,6 +13,7 @@ import ipaddress
 import time
 
 REMEMBER_SECONDS = 12 * 3600
+_MAX_EXPIRY_DIGITS = 12
 
 
 def cookie_name(code: str) -> str:
@@ -35,7 +36,11 @@ def cookie_is_valid(
     if not value or "." not in value:
         return False
     expires_text, _, signature = value.partition(".")
-    if not expires_text.isdigit() or int(expires_text) < (now or time.time()):
+    # ASCII digits, as many as a Unix time has: str.isdigit() also passes "²³", which
+    # int() refuses, and int() refuses more than 4300 digits.
+    if not (expires_text.isascii() and expires_text.isdigit() and len(expires_text) <= _MAX_EXPIRY_DIGITS):
+        return False
+    if int(expires_text) < (now or time.time()):
         return False
     expected = _signature(secret, link_public_id, password_hash, int(expires_text))
     return hmac.compare_digest(signature, expected)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from itertools import islice
 
 from shortlink.config import ClicksConfig
+from shortlink.sharedstate import SharedDayKeys
 from shortlink.storage import Database
 from shortlink.storage import clicks as click_store
 from shortlink.visits import automated, enrich
@@ -30,9 +31,6 @@ from shortlink.visits.click import Click
 log = logging.getLogger("shortlink.clicks")
 
 DAY_MS = 86_400_000
-# Visitor keys of today and the two days before stay stored (a click may be
-# written a little after midnight); older keys are deleted.
-KEY_DAYS_KEPT = 3
 # Writes tried at shutdown before giving up (a stop must end even on a broken disk).
 STOP_ATTEMPTS = 5
 # Clicks enriched between two yields to the event loop, so visits keep flowing during a batch.
@@ -44,8 +42,16 @@ def day_of_ms(ts: int) -> str:
 
 
 class ClickRecorder:
-    def __init__(self, db: Database, config: ClicksConfig, clock: Callable[[], float] = time.time):
-        self.db, self.config, self.clock = db, config, clock
+    def __init__(
+        self,
+        db: Database,
+        config: ClicksConfig,
+        clock: Callable[[], float] = time.time,
+        shared_keys: SharedDayKeys | None = None,
+    ):
+        """`shared_keys`: with more than one server process, every process hashes visitors
+        with the same day key (through Redis), so unique visitors stay exact."""
+        self.db, self.config, self.clock, self.shared_keys = db, config, clock, shared_keys
         self.written = 0
         self.dropped = 0
         self.last_flush_at = time.monotonic()
@@ -55,9 +61,10 @@ class ClickRecorder:
         self._task: asyncio.Task | None = None
         self._overflow_logged = False
         self._days: dict[int, str] = {}
+        # The visitor-hash key of each day that can still receive clicks: in memory only
+        # (and in Redis's memory when shared), never written to the database file, and
+        # dropped when its day is over (_forget_finished_days).
         self._day_keys: dict[str, bytes] = {}
-        # Keys for clicks dated before the stored keys' window (demo data): memory only.
-        self._old_day_keys: dict[str, bytes] = {}
 
     @property
     def pending(self) -> int:
@@ -122,6 +129,7 @@ class ClickRecorder:
                 # Only the writer removes from the left, so these are exactly the batch.
                 for _ in range(batch_length):
                     self._queue.popleft()
+                self._forget_finished_days()
                 taken += batch_length
                 self.last_flush_at = time.monotonic()
                 self._overflow_logged = False
@@ -135,6 +143,7 @@ class ClickRecorder:
             self._wake.clear()
             if not self._queue:
                 self.last_flush_at = time.monotonic()  # idle is healthy
+                self._forget_finished_days()
                 continue
             try:
                 # Shielded: a write already on the database thread completes even if
@@ -147,12 +156,13 @@ class ClickRecorder:
 
     async def _enrich(self, batch: list[Click]) -> list[click_store.StoredClick]:
         """Labels and visitor hashes, on the event loop in chunks so visits keep flowing."""
-        keys = await self._visitor_keys({self._day(click.ts) for click in batch})
+        if self.shared_keys is not None:
+            await self._share_day_keys({click.ts // DAY_MS for click in batch})
         rows: list[click_store.StoredClick] = []
         for start in range(0, len(batch), ENRICH_CHUNK):
             if start:
                 await asyncio.sleep(0)
-            rows += [self._stored(click, keys) for click in batch[start : start + ENRICH_CHUNK]]
+            rows += [self._stored(click) for click in batch[start : start + ENRICH_CHUNK]]
         return rows
 
     async def _store(self, rows: list[click_store.StoredClick]) -> None:
@@ -161,7 +171,7 @@ class ClickRecorder:
             rows = [row for row in rows if row.link_id not in missing]
         self.written += len(rows)
 
-    def _stored(self, click: Click, keys: dict[str, bytes]) -> click_store.StoredClick:
+    def _stored(self, click: Click) -> click_store.StoredClick:
         day = self._day(click.ts)
         device, browser, os_family = enrich.user_agent_labels(click.user_agent)
         return click_store.StoredClick(
@@ -176,25 +186,36 @@ class ClickRecorder:
             enrich.referrer_host(click.referrer),
             enrich.campaign_label(click.campaign),
             click.user_agent,
-            enrich.visitor_hash(keys[day], click.ip, click.user_agent),
+            enrich.visitor_hash(self._day_key(day), click.ip, click.user_agent),
             click.is_bot,
         )
 
-    async def _visitor_keys(self, days: set[str]) -> dict[str, bytes]:
-        """Each day's visitor-hash key; stored ones are read once per day, not per batch."""
-        oldest_kept = day_of_ms(int(self.clock() * 1000) - (KEY_DAYS_KEPT - 1) * DAY_MS)
-        needed = {day for day in days if day >= oldest_kept and day not in self._day_keys}
-        if needed:
-            self._day_keys = {day: key for day, key in self._day_keys.items() if day >= oldest_kept}
-            self._day_keys.update(
-                await self.db.write(click_store.day_keys, needed, oldest_kept, lambda: secrets.token_bytes(32))
-            )
-        return {day: self._day_keys[day] if day >= oldest_kept else self._old_day_key(day) for day in days}
+    async def _share_day_keys(self, day_numbers: set[int]) -> None:
+        """Fetch (or offer) the shared key of each day this process has no key for yet."""
+        assert self.shared_keys is not None
+        for number in day_numbers:
+            day = self._day(number * DAY_MS)
+            if day not in self._day_keys:
+                offered = secrets.token_bytes(32)
+                self._day_keys[day] = await self.shared_keys.key(day, number * DAY_MS, offered)
 
-    def _old_day_key(self, day: str) -> bytes:
-        if day not in self._old_day_keys:
-            self._old_day_keys[day] = secrets.token_bytes(32)
-        return self._old_day_keys[day]
+    def _day_key(self, day: str) -> bytes:
+        key = self._day_keys.get(day)
+        if key is None:
+            key = self._day_keys[day] = secrets.token_bytes(32)
+        return key
+
+    def _forget_finished_days(self) -> None:
+        """Drop the key of every day that can receive no more clicks: clicks are stamped
+        when they arrive, so once the clock is past a day and no click of it is still
+        queued, no hash of that day is needed again, and without the key none can be
+        recomputed from a guessed IP."""
+        open_from = int(self.clock() * 1000)
+        if self._queue:
+            open_from = min(open_from, self._queue[0].ts)
+        first_open_day = day_of_ms(open_from)
+        for day in [day for day in self._day_keys if day < first_open_day]:
+            del self._day_keys[day]
 
     def _day(self, ts: int) -> str:
         number = ts // DAY_MS

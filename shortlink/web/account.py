@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, get
+from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 
 from shortlink.accounts import Principal
@@ -20,7 +21,13 @@ class AccountController(Controller):
     path = "/me"
     tags = ["account"]
 
-    @get("/", responses=error_responses(), summary="The account of the API key")
+    # The account's email and key: never kept by a browser or an intermediary.
+    @get(
+        "/",
+        responses=error_responses(),
+        summary="The account of the API key",
+        cache_control=CacheControlHeader(no_store=True),
+    )
     async def me(self, principal: NamedDependency[Principal], services: NamedDependency[Services]) -> MeResponse:
         created_today = await services.links.created_today(principal.account_id)
         return MeResponse(await services.accounts.me(principal, created_today))

@@ -1,19 +1,20 @@
-"""The Litestar application: the API under /api/v1, the visitor routes, /healthz."""
+"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, /healthz."""
 
 from __future__ import annotations
 
 from litestar import Litestar, Router
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 
 from shortlink.config import Config
+from shortlink.mcp.http import McpEndpoint
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
-from shortlink.web.errors import handle_exception
+from shortlink.web.errors import NOSNIFF, handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
@@ -25,6 +26,7 @@ API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsCon
 
 def create_app(config: Config) -> Litestar:
     services = Services(config)
+    mcp = McpEndpoint(services)
     api = Router(
         path="/api/v1",
         route_handlers=API_CONTROLLERS,
@@ -40,14 +42,17 @@ def create_app(config: Config) -> Litestar:
         route_handlers=[
             api,
             healthz,
+            mcp.route_handler(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
         ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),
-        lifespan=[services.lifespan],
+        lifespan=[services.lifespan, mcp.lifespan],
         middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,
+        # Every handler's response (the visitor route sends its own, HTML with its type).
+        response_headers=[ResponseHeader(name=name, value=value) for name, value in NOSNIFF.items()],
         openapi_config=openapi_config("/api/v1/schema"),
         plugins=[ClosedStructSchemaPlugin()],
         debug=False,

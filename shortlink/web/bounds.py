@@ -16,7 +16,7 @@ import msgspec
 from litestar import Request
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Receive, Scope, Send
 
-from shortlink.errors import ValidationError
+from shortlink.errors import ValidationError, field_error
 from shortlink.web.errors import envelope_bytes
 
 MAX_QUERY_BYTES = 8 * 1024
@@ -46,6 +46,7 @@ def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
             ],
         }
         await send(start)
@@ -77,7 +78,7 @@ async def check_json_body(request: Request) -> None:
     try:
         _decoder(data.annotation).decode(body)
     except msgspec.ValidationError as exc:
-        raise _field_error(str(exc)) from None
+        raise field_error(str(exc)) from None
     except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec raises the latter for bad UTF-8 in a string
         raise ValidationError("body", f"is not valid JSON: {_json_problem(body)}") from None
 
@@ -85,21 +86,6 @@ async def check_json_body(request: Request) -> None:
 @functools.cache
 def _decoder(type_: type) -> msgspec.json.Decoder:
     return msgspec.json.Decoder(type_, strict=True)
-
-
-def _field_error(message: str) -> ValidationError:
-    # msgspec: "Expected `bool`, got `str` - at `$.isActive`", "Object contains unknown
-    # field `colour`", "Object missing required field `originalUrl`", "Expected `object`, ...".
-    text, _, where = message.partition(" - at `$.")
-    if where:
-        return ValidationError(where.rstrip("`"), text)
-    for lead, problem in (
-        ("Object contains unknown field `", "unknown field; it cannot be set here"),
-        ("Object missing required field `", "is required"),
-    ):
-        if message.startswith(lead):
-            return ValidationError(message[len(lead) :].split("`", 1)[0], problem)
-    return ValidationError("body", f"must be a JSON object ({message.replace(' - at `$`', '')})")
 
 
 def _json_problem(body: bytes) -> str:

@@ -14,6 +14,7 @@ from litestar.exceptions import (
 )
 
 from shortlink.errors import ErrorCode, ShortlinkError
+from shortlink.visits import respond
 
 log = logging.getLogger("shortlink")
 
@@ -31,13 +32,24 @@ def envelope_bytes(code: ErrorCode, message: str) -> bytes:
     return msgspec.json.encode(ErrorBody(ErrorDetail(code, message)))
 
 
+# On every JSON response: a browser must never read it as HTML or script.
+NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+
+
 def error_response(status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(
         content=envelope_bytes(code, message),
         status_code=status,
         media_type=MediaType.JSON,
-        headers=headers,
+        headers={**NOSNIFF, **(headers or {})},
     )
+
+
+def _visitor_not_found() -> Response:
+    """A visitor path that is no short code (/l/a/b) gets the visitor's 404 page, which
+    names nothing from the request, rather than the API's JSON echoing the path."""
+    reply = respond.not_found()
+    return Response(content=reply.body, status_code=reply.status, media_type=MediaType.HTML, headers=reply.headers)
 
 
 def _camel(name: str) -> str:
@@ -66,6 +78,8 @@ def handle_exception(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ValidationException):
         return error_response(400, "VALIDATION_ERROR", _validation_message(exc))
     if isinstance(exc, NotFoundException):
+        if request.url.path == "/l" or request.url.path.startswith("/l/"):
+            return _visitor_not_found()
         return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
     if isinstance(exc, MethodNotAllowedException):
         return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}", exc.headers)

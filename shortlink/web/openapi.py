@@ -16,6 +16,7 @@ from litestar._openapi.schema_generation import SchemaCreator
 # Not re-exported publicly; litestar is pinned below 3.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import (
     Components,
     OpenAPI,
@@ -84,9 +85,17 @@ class ClosedStructSchemaPlugin(StructSchemaPlugin):
         return schema
 
 
+WWW_AUTHENTICATE = OpenAPIHeader(
+    schema=Schema(type=OpenAPIType.STRING), required=True, description='Bearer realm="shortlink"'
+)
+
+
 def _with_headers(operation: Operation) -> None:
     for status, response in (operation.responses or {}).items():
-        if not isinstance(response, OpenAPIResponse) or status == "401":
+        if not isinstance(response, OpenAPIResponse):
+            continue
+        if status == "401":
+            response.headers = {**(response.headers or {}), "WWW-Authenticate": WWW_AUTHENTICATE}
             continue
         # A new dict: a handler's own header dict may be shared between its responses.
         extra = {**RATE_LIMIT_HEADERS, **({"Retry-After": RETRY_AFTER} if status == "429" else {})}
@@ -112,7 +121,7 @@ class _ApiOpenAPIConfig(OpenAPIConfig):
 
 
 def openapi_config(path: str) -> OpenAPIConfig:
-    """The OpenAPI document and its pages, served at `path`."""
+    """The OpenAPI document, served at `path`/openapi.json."""
 
     def not_found_in_the_envelope(response: Response) -> Response:
         # Litestar answers an unknown page under the schema path with an HTML 404 page.
@@ -131,6 +140,9 @@ def openapi_config(path: str) -> OpenAPIConfig:
                 ),
             }
         ),
+        # The JSON document only: the HTML viewers Litestar offers (Redoc, Swagger, Elements,
+        # RapiDoc) load their scripts from CDNs, unpinned, and Swagger invites pasting a key.
+        render_plugins=[JsonRenderPlugin()],
         openapi_router=Router(
             path, route_handlers=[], include_in_schema=False, after_request=not_found_in_the_envelope
         ),
