@@ -130,13 +130,13 @@ async def test_clicks_of_a_deleted_link_are_dropped_without_failing_the_batch(da
 async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links):
     recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=20))
     conn = connect(db_path)
-    conn.execute("ALTER TABLE clicks RENAME TO clicks_away")  # a real failure of the writer's INSERT
+    conn.execute("ALTER TABLE click_rows RENAME TO clicks_away")  # a real failure of the writer's INSERT
     await recorder.start()
     for _ in range(5):
         recorder.record(click(links[0]))
     await asyncio.sleep(0.2)
     assert (recorder.pending, recorder.written) == (5, 0)  # failed, kept, task still alive
-    conn.execute("ALTER TABLE clicks_away RENAME TO clicks")
+    conn.execute("ALTER TABLE clicks_away RENAME TO click_rows")
     conn.close()
     await written(recorder, 5)
     await recorder.stop()
@@ -161,13 +161,13 @@ async def test_no_raw_ip_and_no_visitor_key_is_ever_written(db_path, links):
         assert ip.encode() not in data
         assert ip.encode("utf-16-le") not in data
     assert keys and not any(key in data or key.hex().encode() in data for key in keys)
-    assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
+    assert count(db_path, "SELECT count(DISTINCT visitor) FROM clicks") == 6
 
 
 def hashes(db_path) -> list[str]:
     conn = connect(db_path)
     try:
-        return [row[0] for row in conn.execute("SELECT visitor_hash FROM clicks ORDER BY id")]
+        return [row[0] for row in conn.execute("SELECT visitor FROM clicks ORDER BY id")]
     finally:
         conn.close()
 
