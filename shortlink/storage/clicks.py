@@ -123,6 +123,16 @@ def _insert_rows(
     conn.execute(f"{head} SELECT {_columns(width)} FROM json_each(?) WHERE true {order} {tail}", (rows,))
 
 
+def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
+    """Delete up to `limit` raw clicks older than `ts_ms`, the oldest rows first; returns
+    how many. The rollups, written with them, keep their history."""
+    with transaction(conn):
+        return conn.execute(
+            "DELETE FROM click_rows WHERE id IN (SELECT id FROM click_rows WHERE ts < ? ORDER BY id LIMIT ?)",
+            (ts_ms, limit),
+        ).rowcount
+
+
 def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
     """Store a batch in one transaction. If some of its links were deleted meanwhile,
     store nothing and return their ids (the caller drops their clicks and retries)."""
