@@ -17,6 +17,10 @@ log = logging.getLogger("shortlink.config")
 ENV_PREFIX = "SHORTLINK_"  # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 
+# Longer than the longest `days` range (366): a `days` answer never needs a deleted click.
+MIN_RAW_RETENTION_DAYS = 367
+
+
 class ConfigError(Exception):
     """A one-line, human message naming the offending key."""
 
@@ -69,6 +73,8 @@ class ClicksConfig(_Section):
     flush_interval_ms: int = 100
     batch_size: int = 2000
     queue_size: int = 100_000
+    # Raw clicks older than this many days are deleted; 0 keeps every click.
+    raw_retention_days: int = 0
 
 
 class RedisConfig(_Section):
@@ -211,6 +217,12 @@ def _check(config: Config) -> None:
             ipaddress.ip_network(cidr, strict=False)
         except ValueError:
             raise ConfigError(f"invalid configuration: [network] trusted_proxies: {cidr!r} is not a CIDR") from None
+    retention = config.clicks.raw_retention_days
+    if retention and retention < MIN_RAW_RETENTION_DAYS:
+        raise ConfigError(
+            f"invalid configuration: [clicks] raw_retention_days: must be 0 (keep every click) or at least "
+            f"{MIN_RAW_RETENTION_DAYS}, longer than the longest analytics range"
+        )
     if config.links.short_host and not config.links.short_host.startswith(("http://", "https://")):
         raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")
     if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):

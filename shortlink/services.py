@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 
 from shortlink.app.accounts import Accounts
@@ -23,6 +24,7 @@ from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
 from shortlink.storage import Database, connect
 from shortlink.storage import accounts as account_store
+from shortlink.storage import clicks as click_store
 from shortlink.visits.cache import LinkCache
 from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
@@ -31,6 +33,18 @@ log = logging.getLogger("shortlink")
 
 EXTERNAL_CHANGES_POLL_SECONDS = 1.0
 WAL_CHECKPOINT_SECONDS = 1.0
+RAW_RETENTION_SWEEP_SECONDS = 3600.0
+# Raw clicks deleted per write: small enough that click batches never wait long behind it.
+RAW_RETENTION_CHUNK = 5000
+
+
+async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> int:
+    """Delete the raw clicks older than `retention_days`, a chunk per write; returns how many."""
+    horizon_ms = int((now - retention_days * 86400) * 1000)
+    deleted = 0
+    while removed := await db.write(click_store.delete_raw_clicks_before, horizon_ms, RAW_RETENTION_CHUNK):
+        deleted += removed
+    return deleted
 
 
 class Services:
@@ -91,6 +105,8 @@ class Services:
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         self.db.take_over_checkpoints()
         self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
+        if self.config.clicks.raw_retention_days:
+            self._tasks.append(asyncio.create_task(self._apply_raw_retention()))
 
     async def stop(self) -> None:
         """Stop taking work, let background work finish, close the file."""
@@ -131,6 +147,14 @@ class Services:
                     self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains))
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")
+
+    async def _apply_raw_retention(self) -> None:
+        while True:
+            try:
+                await forget_raw_clicks(self.db, self.config.clicks.raw_retention_days, time.time())
+            except Exception:  # retried on the next sweep
+                log.exception("could not delete raw clicks past [clicks] raw_retention_days")
+            await asyncio.sleep(RAW_RETENTION_SWEEP_SECONDS)
 
     async def _checkpoint_wal(self) -> None:
         while True:

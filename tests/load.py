@@ -89,15 +89,14 @@ def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
             "link_days",
             rows("SELECT link_id, day, clicks, visitors FROM link_days WHERE clicks > 0"),
             rows(
-                f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
-                " WHERE is_bot = 0 GROUP BY 1, 2"
+                f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor) FROM clicks WHERE is_bot = 0 GROUP BY 1, 2"
             ),
         ),
         (
             "account_days",
             rows("SELECT account_id, day, clicks, visitors FROM account_days WHERE clicks > 0"),
             rows(
-                f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor_hash) FROM clicks"
+                f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor) FROM clicks"
                 " WHERE is_bot = 0 GROUP BY 1, 2"
             ),
         ),

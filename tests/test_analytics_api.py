@@ -124,7 +124,7 @@ def expected(rows, start_ms: int, end_ms: int, now: int) -> dict:
 
     visitors = defaultdict(set)
     for row in inside:
-        visitors[day(row["ts"])].add(row["visitor_hash"])
+        visitors[day(row["ts"])].add(row["visitor"])
     per_day = Counter(day(row["ts"]) for row in inside)
     days = []
     moment = datetime.fromtimestamp(start_ms // DAY_MS * 86_400, UTC)

@@ -132,3 +132,13 @@ def test_an_unknown_environment_variable_stops_the_cli_in_one_line(tmp_path, mon
     assert result.stderr.startswith("shortlink: ") and result.stderr.count("\n") == 1, result.stderr
     assert "SHORTLINK_SERVER_PROT" in result.stderr and "port" in result.stderr
     assert not (tmp_path / "x.db").exists()  # stopped before the database was touched
+
+
+@pytest.mark.parametrize(("days", "accepted"), [(0, True), (367, True), (3650, True), (1, False), (366, False)])
+def test_raw_retention_is_all_or_longer_than_any_analytics_range(tmp_path, days, accepted):
+    path = write(tmp_path, f"[clicks]\nraw_retention_days = {days}\n")
+    if accepted:
+        assert load_config(path, environ={}).clicks.raw_retention_days == days
+    else:
+        with pytest.raises(ConfigError, match=r"\[clicks\] raw_retention_days: must be 0 .* at least 367"):
+            load_config(path, environ={})

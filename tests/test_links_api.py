@@ -230,10 +230,10 @@ def test_patch_validation(client, auth, body, field):
 def test_delete_removes_link_clicks_and_code(client, auth, conn):
     link = create(client, auth, customCode="gone-soon").json()["data"]
     link_row = conn.execute("SELECT id, account_id FROM links").fetchone()
+    conn.execute("INSERT INTO user_agents (text, device, browser, os) VALUES ('ua', 'desktop', 'Chrome', 'Linux')")
     conn.execute(
-        "INSERT INTO clicks (link_id, account_id, ts, device, browser, os, country, referrer, campaign,"
-        " user_agent, visitor_hash, is_bot) VALUES (?, ?, 0, 'desktop', 'Chrome', 'Linux', 'DE', 'direct',"
-        " 'none', 'ua', 'h', 0)",
+        "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
+        " VALUES (?, ?, 0, 1, 'DE', 'direct', 'none', 7, 0)",
         (link_row[0], link_row[1]),
     )
     response = client.delete(f"/api/v1/links/{link['id']}", headers=auth)

@@ -214,10 +214,10 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
         assert acknowledged_b <= stored_b <= acknowledged_b + len(load_b.threads)
         # Both processes added into the same rollup rows; every one equals the raw clicks.
         assert_rollups_match_raw_clicks(conn)
-        # One visitor key per day, shared through the database: the same four visitors
+        # One visitor key per day, shared through Redis: the same four visitors
         # (one address, four user agents) hash alike whichever process wrote them.
         visitors = conn.execute(
-            "SELECT date(ts / 1000, 'unixepoch'), count(DISTINCT visitor_hash) FROM clicks GROUP BY 1"
+            "SELECT date(ts / 1000, 'unixepoch'), count(DISTINCT visitor) FROM clicks GROUP BY 1"
         ).fetchall()
         assert {count for _, count in visitors} == {len(VISITS)}, visitors
     finally:

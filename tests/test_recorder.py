@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from shortlink import accounts
+from shortlink.analytics import report
+from shortlink.analytics.ranges import Range, to_ms
 from shortlink.config import ClicksConfig
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
+from shortlink.services import forget_raw_clicks
 from shortlink.storage import Database, connect
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
@@ -130,13 +135,13 @@ async def test_clicks_of_a_deleted_link_are_dropped_without_failing_the_batch(da
 async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links):
     recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=20))
     conn = connect(db_path)
-    conn.execute("ALTER TABLE clicks RENAME TO clicks_away")  # a real failure of the writer's INSERT
+    conn.execute("ALTER TABLE click_rows RENAME TO clicks_away")  # a real failure of the writer's INSERT
     await recorder.start()
     for _ in range(5):
         recorder.record(click(links[0]))
     await asyncio.sleep(0.2)
     assert (recorder.pending, recorder.written) == (5, 0)  # failed, kept, task still alive
-    conn.execute("ALTER TABLE clicks_away RENAME TO clicks")
+    conn.execute("ALTER TABLE clicks_away RENAME TO click_rows")
     conn.close()
     await written(recorder, 5)
     await recorder.stop()
@@ -161,13 +166,13 @@ async def test_no_raw_ip_and_no_visitor_key_is_ever_written(db_path, links):
         assert ip.encode() not in data
         assert ip.encode("utf-16-le") not in data
     assert keys and not any(key in data or key.hex().encode() in data for key in keys)
-    assert count(db_path, "SELECT count(DISTINCT visitor_hash) FROM clicks") == 6
+    assert count(db_path, "SELECT count(DISTINCT visitor) FROM clicks") == 6
 
 
 def hashes(db_path) -> list[str]:
     conn = connect(db_path)
     try:
-        return [row[0] for row in conn.execute("SELECT visitor_hash FROM clicks ORDER BY id")]
+        return [row[0] for row in conn.execute("SELECT visitor FROM clicks ORDER BY id")]
     finally:
         conn.close()
 
@@ -247,3 +252,32 @@ async def test_clicks_queued_for_a_deleted_link_never_reach_the_next_link_create
     await recorder.stop()
     assert count(db_path, f"SELECT click_count FROM links WHERE id = {new_id}") == 0
     assert count(db_path, "SELECT count(*) FROM clicks") == 0
+
+
+async def test_raw_retention_deletes_old_clicks_and_changes_no_analytics_answer(database, db_path, links):
+    now = time.time()
+    now_ms = int(now * 1000)
+    recorder = ClickRecorder(database, ClicksConfig(), clock=lambda: now)
+    await recorder.start()
+    for days_ago, ip in ((400, "1.1.1.1"), (400, "2.2.2.2"), (390, "1.1.1.1"), (3, "3.3.3.3"), (0, "4.4.4.4")):
+        recorder.record(click(links[0], ts=now_ms - days_ago * DAY_MS, ip=ip))
+    await recorder.stop()
+    at = datetime.fromtimestamp(now, UTC)
+    old_range = Range(to_ms(at - timedelta(days=420)) // DAY_MS * DAY_MS, to_ms(at - timedelta(days=380)))
+    ranges = [old_range, Range(now_ms - 366 * DAY_MS + 1, now_ms), Range(now_ms - 30 * DAY_MS + 1, now_ms)]
+
+    def answers(conn):
+        return [report.account_analytics(conn, links[0][1], span, at) for span in ranges]
+
+    before = await database.read(answers)
+    assert before[0].total_clicks == 5 and before[0].unique_visitors == 3  # two visitors on day -400, one on -390
+    assert await forget_raw_clicks(database, 367, now) == 3
+    assert count(db_path, "SELECT count(*) FROM clicks") == 2
+    after = await database.read(answers)
+    # Whole old days come from the rollups: every figure stays. Only the recent-clicks list
+    # of a range older than the retention is empty: it lists clicks, and those are gone.
+    assert [msgspec.structs.replace(answer, recent_clicks=[]) for answer in after] == [
+        msgspec.structs.replace(answer, recent_clicks=[]) for answer in before
+    ]
+    assert len(before[0].recent_clicks) == 3 and after[0].recent_clicks == []
+    assert after[1:] == before[1:]  # ranges of `days` (at most 366) change in nothing

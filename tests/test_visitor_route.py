@@ -288,7 +288,7 @@ def test_clicks_are_recorded_with_their_fields_and_head_is_not_counted(client, a
     assert (bot["device"], bot["browser"], bot["os"]) == ("other", "FacebookBot", "Other")
     # The test client's peer is no IP address; countries are tested in test_visit_network.py.
     assert {row["country"] for row in rows} == {"Unknown"}
-    assert "testclient" not in human["visitor_hash"] and len(human["visitor_hash"]) >= 16
+    assert isinstance(human["visitor"], int) and human["visitor"] != phone["visitor"]
     api = client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]
     assert api["clickCount"] == 3
 

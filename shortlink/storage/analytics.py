@@ -98,11 +98,11 @@ def raw_counts(
         + [
             "SELECT 'day', day, count(*) FROM r GROUP BY day",
             "SELECT 'link', link_id, count(*) FROM r GROUP BY link_id",
-            "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor_hash FROM r)",
+            "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor FROM r)",
         ]
     )
     return conn.execute(
-        f"WITH r AS MATERIALIZED (SELECT ts / 86400000 AS day, link_id, visitor_hash, {', '.join(DIMENSIONS)}"
+        f"WITH r AS MATERIALIZED (SELECT ts / 86400000 AS day, link_id, visitor, {', '.join(DIMENSIONS)}"
         f" FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ? AND is_bot = 0) {groupings}",
         (owner, start_ms, end_ms),
     ).fetchall()

@@ -39,7 +39,7 @@ class StoredClick(NamedTuple):
     referrer: str
     campaign: str
     user_agent: str
-    visitor_hash: str
+    visitor: int
     is_bot: bool
 
 
@@ -47,6 +47,7 @@ class EncodedBatch(NamedTuple):
     """One batch as the JSON arrays its statements read."""
 
     link_ids: str
+    user_agents: str
     clicks: str
     per_link: str
     link_days: str
@@ -81,20 +82,18 @@ def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
         account_values[(account_id, code, day, value)] += count
     return EncodedBatch(
         link_ids=_json(list(per_link)),
+        user_agents=_json(list({c.user_agent: (c.user_agent, c.device, c.browser, c.os) for c in clicks}.values())),
         clicks=_json(
             [
                 (
                     c.link_id,
                     c.account_id,
                     c.ts,
-                    c.device,
-                    c.browser,
-                    c.os,
+                    c.user_agent,
                     c.country,
                     c.referrer,
                     c.campaign,
-                    c.user_agent,
-                    c.visitor_hash,
+                    c.visitor,
                     int(c.is_bot),
                 )
                 for c in clicks
@@ -105,7 +104,7 @@ def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
         account_days=_json([(*key, count) for key, count in account_days.items()]),
         link_values=_json([(*key, count) for key, count in link_values.items()]),
         account_values=_json([(*key, count) for key, count in account_values.items()]),
-        link_visitors=_json(list(dict.fromkeys((c.link_id, c.day, c.visitor_hash, c.account_id) for c in humans))),
+        link_visitors=_json(list(dict.fromkeys((c.link_id, c.day, c.visitor, c.account_id) for c in humans))),
     )
 
 
@@ -124,6 +123,16 @@ def _insert_rows(
     conn.execute(f"{head} SELECT {_columns(width)} FROM json_each(?) WHERE true {order} {tail}", (rows,))
 
 
+def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
+    """Delete up to `limit` raw clicks older than `ts_ms`, the oldest rows first; returns
+    how many. The rollups, written with them, keep their history."""
+    with transaction(conn):
+        return conn.execute(
+            "DELETE FROM click_rows WHERE id IN (SELECT id FROM click_rows WHERE ts < ? ORDER BY id LIMIT ?)",
+            (ts_ms, limit),
+        ).rowcount
+
+
 def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
     """Store a batch in one transaction. If some of its links were deleted meanwhile,
     store nothing and return their ids (the caller drops their clicks and retries)."""
@@ -136,12 +145,20 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
         }
         if missing:
             return missing
+        # Each distinct user agent is stored once; a click refers to it by number.
         _insert_rows(
             conn,
-            "INSERT INTO clicks (link_id, account_id, ts, device, browser, os, country,"
-            " referrer, campaign, user_agent, visitor_hash, is_bot)",
-            12,
-            batch.clicks,
+            "INSERT INTO user_agents (text, device, browser, os)",
+            4,
+            batch.user_agents,
+            "ON CONFLICT (text) DO NOTHING",
+        )
+        conn.execute(
+            "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
+            " SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, u.id, j.value ->> 4, j.value ->> 5,"
+            " j.value ->> 6, j.value ->> 7, j.value ->> 8"
+            " FROM json_each(?) AS j JOIN user_agents AS u ON u.text = j.value ->> 3 ORDER BY j.key",
+            (batch.clicks,),
         )
         conn.execute(
             "UPDATE links SET click_count = click_count + (j.value ->> 1) FROM json_each(?) AS j"
@@ -180,7 +197,7 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
         # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
         _insert_rows(
             conn,
-            "INSERT OR IGNORE INTO link_visitors (link_id, day, visitor_hash, account_id)",
+            "INSERT OR IGNORE INTO link_visitors (link_id, day, visitor, account_id)",
             4,
             batch.link_visitors,
             key_width=3,

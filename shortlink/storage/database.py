@@ -51,6 +51,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     # Case-insensitive substring search for every letter, not only ASCII (see storage.links).
     conn.create_function("folded_contains", 4, _folded_contains, deterministic=True)
+    conn.create_function("hex64", 1, _hex64, deterministic=True)
     migrate(conn)
     return conn
 
@@ -79,6 +80,11 @@ def _open(path: str | Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _hex64(text: str) -> int:
+    """The first 64 bits of a hex visitor hash as a signed integer (migration 0006)."""
+    return int.from_bytes(bytes.fromhex(text[:16]), "big", signed=True)
 
 
 def _folded_contains(needle: str, first: str | None, second: str | None, third: str | None) -> bool:

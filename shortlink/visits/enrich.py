@@ -188,9 +188,10 @@ def _country_of_ip(ip: str) -> str:
     return code if _COUNTRY_CODE.fullmatch(code or "") else UNKNOWN_COUNTRY
 
 
-def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> str:
-    """Keyed hash of (IP, user agent): stable within a day, unlinkable once the key is gone."""
-    return hmac.digest(day_key, f"{ip}\n{user_agent}".encode(), "sha256")[:16].hex()
+def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> int:
+    """Keyed hash of (IP, user agent), 64 bits as a signed integer (SQLite's): stable
+    within a day, unlinkable once the key is gone."""
+    return int.from_bytes(hmac.digest(day_key, f"{ip}\n{user_agent}".encode(), "sha256")[:8], "big", signed=True)
 
 
 def warm_up() -> None:
