@@ -25,7 +25,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import clicks, exact_requests, free_port, start_redis, wait_for_workers, wrk
+from bench.redirects import clicks, free_port, start_redis, wait_for_workers, wait_until_serving, wrk
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
@@ -143,15 +143,7 @@ def main() -> int:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                exact_requests(port, "/bench/bare", 1)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.2)
+        wait_until_serving(port)
         wait_for_workers(port, args.workers)
         random_script = random_links_script(work, args.links)
         hot_path = f"/l/{code(0)}"

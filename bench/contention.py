@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.redirects import exact_requests, free_port, paced_script, wrk
+from bench.redirects import free_port, paced_script, wait_until_serving, wrk
 from shortlink import accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
@@ -86,15 +86,7 @@ def main() -> int:
         f'wrk.headers["Authorization"] = "Bearer {key}"\n' + paced_script(work, ME_RATE, 4).read_text()
     )
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                exact_requests(port, "/bench/bare", 1)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.2)
+        wait_until_serving(port)
         wrk(base + "/api/v1/me", 2, 4, me_script)  # warm-up
         alone = wrk(base + "/api/v1/me", args.seconds, 4, me_script)
         stop, report_ms = threading.Event(), []

@@ -89,6 +89,19 @@ def exact_requests(port: int, path: str, count: int) -> None:
     conn.close()
 
 
+def wait_until_serving(port: int, timeout: float = 30) -> None:
+    """Until the bench server answers its bare endpoint."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            exact_requests(port, "/bench/bare", 1)
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def wait_for_workers(port: int, workers: int, timeout: float = 60) -> None:
     """Until `workers` different processes have answered /healthz (they start one by one)."""
     seen: set[int] = set()
@@ -164,15 +177,7 @@ def main() -> int:
             stderr=log,
         )
     try:
-        deadline = time.time() + 20
-        while True:
-            try:
-                exact_requests(port, "/bench/bare", 1)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.2)
+        wait_until_serving(port)
         wait_for_workers(port, args.workers)
         base = f"http://127.0.0.1:{port}"
         redirect_path = f"/l/{link.short_code}"
