@@ -18,11 +18,13 @@ from shortlink import accounts
 from shortlink.config import Config, ConfigError, load_config
 from shortlink.errors import ShortlinkError
 from shortlink.storage import connect
-from shortlink.storage.database import backup
+from shortlink.storage.database import backup, sqlite_path
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="SQLite database file (default: [storage] path)")
+    parser.add_argument(
+        "--db", help="SQLite file, or a sqlite:/// or postgresql:// URL (default: [storage] url, else [storage] path)"
+    )
     parser.add_argument("--config", help="configuration file (default: ./shortlink.toml)")
 
 
@@ -95,16 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    # --db names the database whatever the file says: a URL, or a path (and then no URL).
+    given_url = args.db is not None and "://" in args.db
     return load_config(
         args.config,
-        storage_path=args.db,
+        storage_url=args.db if given_url else ("" if args.db is not None else None),
+        storage_path=None if given_url else args.db,
         server_host=getattr(args, "host", None),
         server_port=getattr(args, "port", None),
     )
 
 
 def _with_db(args: argparse.Namespace, action: Callable):
-    conn = connect(_config(args).storage.path)
+    conn = connect(_config(args).storage.location)
     try:
         return action(conn)
     finally:
@@ -174,7 +179,10 @@ def cmd_backup(args: argparse.Namespace) -> None:
     destination = Path(args.path)
     if destination.exists():
         raise ShortlinkError(f"{args.path} exists; choose a new file")
-    source = _config(args).storage.path
+    storage = _config(args).storage
+    if storage.url and not storage.url.startswith("sqlite:"):
+        raise ShortlinkError("backup copies an SQLite database; back PostgreSQL up with pg_dump")
+    source = sqlite_path(storage.location)
     if not Path(source).is_file():  # opening it would create an empty database to copy
         raise ShortlinkError(f"no database at {source}")
     try:

@@ -22,7 +22,7 @@ from shortlink.config import Config
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
-from shortlink.storage import Database, connect
+from shortlink.storage import Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.visits.cache import LinkCache
@@ -51,10 +51,10 @@ class Services:
     def __init__(self, config: Config):
         # Open the file once now: a bad [storage] path then stops `shortlink serve` with
         # one line before the ASGI server starts (a failing lifespan is a traceback).
-        with contextlib.closing(connect(config.storage.path)) as conn:
+        with contextlib.closing(connect(config.storage.location)) as conn:
             self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
         self.config = config
-        self.db = Database(config.storage.path)
+        self.db = open_database(config.storage.location)
         self.link_cache = LinkCache()
         # With Redis, rate limits and link changes are shared by every process using it.
         self.redis = open_redis(config.redis.url) if config.redis.url else None
@@ -103,8 +103,9 @@ class Services:
         await self.recorder.start()
         await self.fetcher.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
-        self.db.take_over_checkpoints()
-        self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
+        if self.db.dialect == "sqlite":  # PostgreSQL checkpoints on its own
+            self.db.take_over_checkpoints()
+            self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
         if self.config.clicks.raw_retention_days:
             self._tasks.append(asyncio.create_task(self._apply_raw_retention()))
 

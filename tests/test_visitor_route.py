@@ -16,6 +16,8 @@ from tests.conftest import SHORT_HOST, bearer
 from tests.helpers import wait_for_domain
 from tests.test_pages import Page
 
+pytestmark = pytest.mark.both_backends
+
 DESKTOP = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 )
@@ -400,7 +402,7 @@ def test_custom_domain(client, auth, conn, new_key):
     )
 
 
-def test_graceful_stop_writes_every_queued_click(make_config, new_key, db_path):
+def test_graceful_stop_writes_every_queued_click(make_config, new_key, conn):
     client = TestClient(app=create_app(make_config(clicks_flush_interval_ms=60_000, clicks_batch_size=100_000)))
     client.__enter__()
     auth = bearer(new_key())
@@ -408,9 +410,7 @@ def test_graceful_stop_writes_every_queued_click(make_config, new_key, db_path):
     for _ in range(50):
         assert visit(client, link["shortCode"]).status_code == 302
     client.__exit__(None, None, None)  # lifespan shutdown: drains the queue
-    import sqlite3
-
-    count = sqlite3.connect(db_path).execute("SELECT count(*) FROM clicks").fetchone()[0]
+    count = conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
     assert count == 50
 
 
