@@ -18,7 +18,7 @@ from shortlink import accounts
 from shortlink.config import Config, ConfigError, load_config
 from shortlink.errors import ShortlinkError
 from shortlink.storage import connect
-from shortlink.storage.database import backup, sqlite_path
+from shortlink.storage.database import backup, is_postgresql, sqlite_path
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--url", help="relay to this running instance (its base URL) instead of using the database")
     _common(mcp)
     mcp.set_defaults(run=cmd_mcp)
+
+    migrate = commands.add_parser(
+        "migrate", help="copy this SQLite installation into an empty PostgreSQL database, and verify the copy"
+    )
+    migrate.add_argument("--to", required=True, metavar="URL", help="postgresql://user:password@host:port/database")
+    migrate.add_argument(
+        "--replace", action="store_true", help="delete what the target database holds first (a previous copy)"
+    )
+    _common(migrate)
+    migrate.set_defaults(run=cmd_migrate)
 
     backup = commands.add_parser("backup", help="write a consistent copy of the live database")
     backup.add_argument("path")
@@ -173,6 +183,29 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         asyncio.run(stdio.serve_remote(args.url, key))
     else:
         asyncio.run(stdio.serve_local(_config(args), key))
+
+
+def cmd_migrate(args: argparse.Namespace) -> None:
+    from shortlink.migration import migrate
+    from shortlink.storage.postgresql import describe
+
+    if not is_postgresql(args.to):
+        raise ConfigError("--to: must be a postgresql://user:password@host:port/database URL")
+    storage = _config(args).storage
+    if is_postgresql(storage.location):
+        raise ShortlinkError("migrate copies an SQLite installation: --db (or [storage]) names PostgreSQL")
+    result = migrate(
+        sqlite_path(storage.location),
+        args.to,
+        replace=args.replace,
+        report=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(
+        f"copied {result.rows:,} rows of {len(result.counts)} tables to {describe(args.to)} in {result.seconds:.1f} s\n"
+        f"verified: every table holds as many rows as the source, and {result.answers} analytics answers "
+        f"({result.accounts} accounts and {result.links} links over {result.ranges} ranges) are equal\n"
+        f"next: stop the servers, set [storage] url to the database (SHORTLINK_STORAGE_URL), start them"
+    )
 
 
 def cmd_backup(args: argparse.Namespace) -> None:

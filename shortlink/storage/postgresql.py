@@ -178,16 +178,16 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-def _value(conn: PostgresConnection, sql: str, params: Sequence[Any] = ()) -> Any:
+def value(conn: PostgresConnection, sql: str, params: Sequence[Any] = ()) -> Any:
     row = conn.execute(sql, params).fetchone()
     assert row is not None, "a one-row query answered no row"
     return row[0]
 
 
 def schema_version(conn: PostgresConnection) -> int:
-    if not _value(conn, "SELECT to_regclass('schema_version') IS NOT NULL"):
+    if not value(conn, "SELECT to_regclass('schema_version') IS NOT NULL"):
         return 0
-    return _value(conn, "SELECT version FROM schema_version")
+    return value(conn, "SELECT version FROM schema_version")
 
 
 def migrate(conn: PostgresConnection) -> int:
