@@ -17,6 +17,7 @@ so processes starting together apply each exactly once.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -227,24 +228,28 @@ class PostgresDatabase:
     def __init__(self, url: str, readers: int = READER_THREADS):
         self.url = url
         self._pool: ConnectionPool | None = None
+        self._opening = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-writer")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="pg-reader")
 
     def _connections(self) -> ConnectionPool:
         """Opened on first use, after migrating, so that an app that is built but never
         started holds nothing open."""
-        if self._pool is None:
-            connect(self.url).close()
-            self._pool = ConnectionPool(
-                self.url,
-                min_size=1,
-                max_size=POOL_SIZE,
-                kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
-                configure=_configure,
-                name="shortlink",
-                open=True,
-            )
-        return self._pool
+        if self._pool is not None:
+            return self._pool
+        with self._opening:  # the writer and the readers may ask first at the same time
+            if self._pool is None:
+                connect(self.url).close()
+                self._pool = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=POOL_SIZE,
+                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+                    configure=_configure,
+                    name="shortlink",
+                    open=True,
+                )
+            return self._pool
 
     def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
         with self._connections().connection() as raw:
