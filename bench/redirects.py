@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -129,7 +131,29 @@ def start_redis(work: Path) -> tuple[subprocess.Popen, str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
-def measure(args, work: Path, location: str, link_code: str, workers: int, redis_url: str) -> tuple[list, dict, int]:
+def cpu_seconds(roots: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system) used so far by each process named in `roots` and its children
+    (uvicorn's workers, PostgreSQL's backends), and by the load generator (wrk runs as a child
+    of this process, and each run has ended when this is read)."""
+    used = dict.fromkeys(roots, 0.0)
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        pid, parent = int(stat.parent.name), int(fields[1])
+        for kind, root in roots.items():
+            if root in (pid, parent):
+                used[kind] += (int(fields[11]) + int(fields[12])) / tick
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used["load generator (wrk)"] = children.ru_utime + children.ru_stime
+    return used
+
+
+def measure(
+    args, work: Path, location: str, link_code: str, workers: int, redis_url: str, others: dict[str, int]
+) -> tuple[list, dict, int]:
     """One server configuration: (rounds of (bare, redirect), paced run, clicks exactly recorded of 2000)."""
     port = free_port()
     storage = f'url = "{location}"' if "://" in location else f'path = "{location}"'
@@ -158,11 +182,14 @@ def measure(args, work: Path, location: str, link_code: str, workers: int, redis
         answered = wrk(base + redirect_path, 2, args.connections)["requests"]
         # Alternating rounds: a slow spell of the machine hits both endpoints alike.
         rounds = []
+        processes = {"app processes": server.pid, **others}
+        cpu_before = cpu_seconds(processes)
         for _ in range(args.rounds):
             bare = wrk(base + "/bench/bare", args.seconds, args.connections)
             redirect = wrk(base + redirect_path, args.seconds, args.connections)
             answered += redirect["requests"]
             rounds.append((bare, redirect))
+        cpu_after = cpu_seconds(processes)
         redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
         paced = wrk(
             base + redirect_path, args.seconds, args.connections, paced_script(work, redirect_rps / 2, args.connections)
@@ -178,6 +205,7 @@ def measure(args, work: Path, location: str, link_code: str, workers: int, redis
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     paced["answered"] = answered
+    paced["cpu"] = {kind: cpu_after[kind] - cpu_before[kind] for kind in cpu_after}
     return rounds, paced, exact_count
 
 
@@ -201,6 +229,12 @@ def report(args, workers: int, rounds: list, paced: dict, exact_count: int, reco
     print(
         f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  "
         f"p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)"
+    )
+    cpu = paced["cpu"]
+    print(
+        "CPU seconds during the rounds: "
+        + ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in cpu.items())
+        + f" (of {2 * args.rounds * args.seconds * (os.cpu_count() or 1)} on {os.cpu_count()} cores)"
     )
     in_flight = (args.rounds + 2) * args.connections  # per wrk run of the redirect
     print(
@@ -269,7 +303,10 @@ def main() -> int:
     try:
         for workers in worker_counts:
             before = clicks(location)
-            rounds, paced, exact_count = measure(args, work, location, link.short_code, workers, redis_url)
+            others = {} if redis is None else {"Redis": redis.pid}
+            if postgres is not None:
+                others["PostgreSQL"] = postgres.pid()
+            rounds, paced, exact_count = measure(args, work, location, link.short_code, workers, redis_url, others)
             results.append((workers, rounds, paced, exact_count, clicks(location) - before - exact_count))
     finally:
         if redis is not None:

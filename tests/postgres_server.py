@@ -92,6 +92,10 @@ class PostgresServer:
                     cannot_run(WHAT, f"the server does not answer: {exc}")
                 time.sleep(0.1)
 
+    def pid(self) -> int:
+        """The postmaster's process id (its backends are its children)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
     def admin(self, *statements: str) -> None:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             for statement in statements:
