@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -37,6 +39,14 @@ SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
 
 # What a command returns: its JSON value and the text a person reads.
 Output = tuple[Any, str]
+
+
+class Unhealthy(Exception):
+    """`doctor` found a problem: its full report is printed all the same, with exit code 1."""
+
+    def __init__(self, value: Any, text: str):
+        super().__init__(text)
+        self.output: Output = (value, text)
 
 
 class Parser(argparse.ArgumentParser):
@@ -135,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--url", help="relay to this running instance (its base URL) instead of using the database")
 
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
+    _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
     return parser
 
 
@@ -331,6 +342,23 @@ def cmd_backup(args: argparse.Namespace) -> Output:
     return {"path": str(destination), "pages": pages, "bytes": size}, f"backed up to {args.path}"
 
 
+def cmd_doctor(args: argparse.Namespace) -> Output:
+    from shortlink.doctor import diagnose
+
+    report = diagnose(args.config, os.environ, storage_path=args.db)
+    lines = [f"configuration file: {report.config_file}"]
+    width = max((len(setting.key) for setting in report.settings), default=0)
+    lines += [f"  {s.key:<{width}}  {json.dumps(s.value)}  ({s.origin})" for s in report.settings]
+    lines += [f"{name}: {json.dumps(value)}" for name, value in report.facts.items()]
+    lines += [f"{f.severity.upper()} [{f.check}] {f.message} -> {f.fix}" for f in report.findings]
+    problems = sum(finding.severity == "problem" for finding in report.findings)
+    lines.append("healthy" if report.healthy else f"{problems} problem{'s' if problems > 1 else ''} found")
+    result = msgspec.to_builtins(report) | {"healthy": report.healthy}
+    if not report.healthy:
+        raise Unhealthy(result, "\n".join(lines))
+    return result, "\n".join(lines)
+
+
 def _print_json(value: Any) -> None:
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
 
@@ -344,8 +372,11 @@ def _fail(args: argparse.Namespace, code: str, message: str, exit_code: int) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    exit_code = EXIT_OK
     try:
         output = args.run(args)
+    except Unhealthy as unhealthy:
+        output, exit_code = unhealthy.output, EXIT_USAGE
     except ConfigError as exc:
         return _fail(args, "CONFIGURATION", str(exc), EXIT_USAGE)
     except NotFoundError as exc:
@@ -361,4 +392,4 @@ def main(argv: list[str] | None = None) -> int:
             _print_json(value)
         else:
             print(text)
-    return EXIT_OK
+    return exit_code
