@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import msgspec
+import shtab
 
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
@@ -146,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
     _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
+    # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
+    completion = commands.add_parser("completion", help="print the shell completion script (bash, zsh, tcsh, fish)")
+    shtab.add_argument_to(completion, "shell", parent=parser)
     return parser
 
 

@@ -263,3 +263,10 @@ def test_an_interrupted_backup_leaves_nothing_at_the_destination(db_path, conn, 
     with sqlite3.connect(destination) as copy:
         assert copy.execute("SELECT count(*) FROM filler").fetchone()[0] == 3000
     assert list(tmp_path.glob(".copy.db.partial*")) == []
+
+
+def test_shell_completion_knows_every_command():
+    script = run_cli("completion", "bash").stdout
+    for command in ("links", "accounts", "doctor", "backup", "--short-code", "DASHBOARD"):
+        assert command in script
+    assert run_cli("completion", "klingon", check=False).returncode == 1
