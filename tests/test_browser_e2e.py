@@ -133,26 +133,21 @@ def browser(setup):
         launched.close()
 
 
-def phone(browser, user_agent):
+def phone(browser, user_agent, width=390, **options):
     return browser.new_context(
         user_agent=user_agent,
-        viewport={"width": 390, "height": 844},
+        viewport={"width": width, "height": 844},
         device_scale_factor=2,
         is_mobile=True,
         has_touch=True,
+        **options,
     )
 
 
 def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
     _, server, _, _ = setup
     # What the visitor sees while the app is being tried (scripts off, so the page stays).
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     assert page.get_by_text("Open in app").is_visible()
@@ -238,13 +233,7 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
 def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
     _, server, _, _ = setup
     # Scripts off: with them the page would go on to the App Store at once.
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     assert page.goto(f"{server.base_url}/l/store").status == 200
     assert (
@@ -336,14 +325,7 @@ def test_every_visitor_page_passes_axe_on_a_375px_phone(setup, browser, scheme):
     _, server, _, expires_at = setup
     time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
     for name, user_agent, code, status in VISITOR_PAGES:
-        context = browser.new_context(
-            user_agent=user_agent,
-            viewport={"width": 375, "height": 812},
-            device_scale_factor=2,
-            is_mobile=True,
-            has_touch=True,
-            color_scheme=scheme,
-        )
+        context = phone(browser, user_agent, width=375, color_scheme=scheme)
         page = context.new_page()
         page.route(f"{server.base_url}/**", without_page_scripts)
         url = f"{server.base_url}/l/{code.format(scheme=scheme)}"
