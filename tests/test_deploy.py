@@ -25,20 +25,12 @@ import trustme
 
 from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
+from tests.visitors import INSTAGRAM_IOS, IPHONE
 
 DEPLOY = Path(__file__).resolve().parent.parent / "docs" / "deploy"
 UNITS = ("shortlink.service", "shortlink-backup.service", "shortlink-backup.timer")
 INSTALLED_SHORTLINK = "/opt/shortlink/.venv/bin/shortlink"
 PUBLIC_HOST = "sho.rt"
-IPHONE = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
-    "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
-)
-INSTAGRAM_IOS = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
-    "(KHTML, like Gecko) Mobile/15E148 Instagram 339.0.3.12.91 (iPhone14,5; iOS 17_5; "
-    "en_US; en; scale=3.00; 1170x2532; 618947271)"
-)
 
 
 def substituted(text: str, replacements: dict[str, str]) -> str:
