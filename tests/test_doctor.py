@@ -91,3 +91,12 @@ def test_a_damaged_or_missing_database_is_reported(install, tmp_path):
     code, report = doctor(config, tmp_path / "data" / "nothing.db")
     assert code == 1 and any("no database at" in problem for problem in problems(report))
     assert not (tmp_path / "data" / "nothing.db").exists()  # the doctor creates nothing
+
+
+def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path):
+    config, _ = install
+    nowhere = tmp_path / "no-such-directory" / "shortlink.db"
+    code, report = doctor(config, nowhere)
+    assert code == 1 and any("does not exist" in problem for problem in problems(report))
+    fixes = [finding["fix"] for finding in report["findings"] if "does not exist" in finding["message"]]
+    assert fixes == [f"mkdir -p {nowhere.parent}"] and not nowhere.parent.exists()
