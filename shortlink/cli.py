@@ -66,7 +66,7 @@ def _common(parser: argparse.ArgumentParser, json_output: bool = True) -> None:
 
 
 def _command(group, name: str, run: Callable, help: str, json_output: bool = True) -> argparse.ArgumentParser:
-    parser = group.add_parser(name, help=help, description=help)
+    parser = group.add_parser(name, help=help)
     parser.set_defaults(run=run)
     _common(parser, json_output)
     return parser

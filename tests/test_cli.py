@@ -16,6 +16,7 @@ import subprocess
 import sys
 import termios
 import time
+from contextlib import closing
 
 import pytest
 
@@ -215,8 +216,11 @@ def test_progress_writes_plain_lines_when_not_on_a_terminal(monkeypatch):
 
 
 def count_clicks(path) -> int:
-    with sqlite3.connect(path) as db:
-        return db.execute("SELECT count(*) FROM clicks").fetchone()[0]
+    with closing(sqlite3.connect(path)) as db:
+        try:
+            return db.execute("SELECT count(*) FROM clicks").fetchone()[0]
+        except sqlite3.OperationalError:  # the command has not migrated the new file yet
+            return 0
 
 
 def test_ctrl_c_stops_demo_seed_between_batches_keeping_what_was_written(db_path, tmp_path):
