@@ -54,6 +54,7 @@ class Progress:
         self.total = total
         if self._bar is not None:
             self._bar.total = total
+            self._bar.unit_scale = total >= 10_000
             self._bar.refresh()
 
     def advance(self, count: int = 1) -> None:
