@@ -340,3 +340,17 @@ def test_a_cached_page_costs_no_database_read(client, owner, monkeypatch):
 
     monkeypatch.setattr(services.db, "read_now", no_reads)
     assert page_of(client).status_code == 200
+
+
+def test_with_redis_every_process_forgets_a_changed_page(redis_server, make_client, auth, owner):
+    """With Redis a process keeps its pages across other processes' commits, so changes
+    must arrive on the channel: a page's own ("@" + handle) and its links' (their codes)."""
+    first, second = make_client(redis_url=redis_server.url), make_client(redis_url=redis_server.url)
+    link = make_link(first, auth, customCode="shared", title="Before")
+    publish(first, owner)
+    call(first, first.app.state.services.bio.add_button, owner, link["id"])
+    wait_for(lambda: labels(page_of(second)) == ["Before"], what="the other process to show the page")
+    first.patch(f"/api/v1/links/{link['id']}", headers=auth, json={"title": "After"})
+    wait_for(lambda: labels(page_of(second)) == ["After"], what="a link change to reach the other process")
+    publish(first, owner, title="Renamed")
+    wait_for(lambda: "<h1>Renamed</h1>" in page_of(second).text, what="a page change to reach the other process")
