@@ -20,7 +20,8 @@ from shortlink.links.schema import CreateLink
 from shortlink.pages import STYLE
 from shortlink.visits.pages import csp_hash
 from tests.conftest import SHORT_HOST, bearer
-from tests.helpers import DESKTOP, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, wait_for, wait_for_domain
+from tests.helpers import wait_for, wait_for_domain
+from tests.visitors import DESKTOP, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, make_link
 
 # rules
 
@@ -74,12 +75,6 @@ def owner(conn, api_key):
 def call(client, function, *args, **kwargs):
     """Run an application-layer coroutine on the app's own event loop."""
     return client.blocking_portal.call(lambda: function(*args, **kwargs))
-
-
-def make_link(client, auth, **body):
-    response = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/x", **body})
-    assert response.status_code == 201, response.text
-    return response.json()["data"]
 
 
 def publish(client, owner, handle="alice", **fields):

@@ -23,8 +23,9 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import Database, connect
 from tests.accessibility import axe_violations
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
-from tests.helpers import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, wait_for
+from tests.helpers import wait_for
 from tests.live_server import LiveServer
+from tests.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
 
 CREATOR = "creator@example.com"
 OPERATOR = "operator@example.com"

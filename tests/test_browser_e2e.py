@@ -16,8 +16,8 @@ import pytest
 from shortlink import accounts
 from shortlink.storage import connect
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
-from tests.helpers import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 from tests.live_server import LiveServer
+from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from shortlink.errors import ValidationError
 from shortlink.links.public import blocked_hosts, blocking_entry, refuse_for_public
 from shortlink.web.app import create_app
 from shortlink.web.public import CSRF_COOKIE
-from tests.helpers import FACEBOOK_BOT, IPHONE
+from tests.visitors import FACEBOOK_BOT, IPHONE
 
 OWNER = "owner@example.com"
 

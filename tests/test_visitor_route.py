@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -13,56 +12,27 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
-from tests.helpers import (
+from tests.helpers import wait_for_domain
+from tests.html_page import Page
+from tests.visitors import (
     ANDROID_CHROME,
     ANDROID_FIREFOX,
+    APP_STORE,
     DESKTOP,
     FACEBOOK_ANDROID,
     FACEBOOK_BOT,
     INSTAGRAM_IOS,
     IPHONE,
+    PLAY,
     SAMSUNG,
-    wait_for_domain,
+    YOUTUBE,
+    assert_visitor_headers,
+    clicks,
+    flush,
+    make_link,
+    page_data,
+    visit,
 )
-from tests.test_pages import Page
-
-YOUTUBE = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
-APP_STORE = "https://apps.apple.com/us/app/youtube/id544007664"
-PLAY = "https://play.google.com/store/apps/details?id=com.google.android.youtube"
-
-
-def make_link(client, auth, **body):
-    response = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/a?b=1#top", **body})
-    assert response.status_code == 201, response.text
-    return response.json()["data"]
-
-
-def visit(client, code, ua=DESKTOP, method="GET", query="", **headers):
-    url = f"/l/{code}" + (f"?{query}" if query else "")
-    return client.request(method, url, headers={"User-Agent": ua, **headers}, follow_redirects=False)
-
-
-def services_of(client):
-    return client.app.state.services
-
-
-def flush(client):
-    with client.portal() as portal:  # the running app's event loop
-        portal.call(services_of(client).recorder.flush)
-
-
-def clicks(conn):
-    return conn.execute("SELECT * FROM clicks ORDER BY id").fetchall()
-
-
-def page_data(page):
-    """The JSON the page gives its script."""
-    return json.loads(next(source for attrs, source in page.scripts if attrs.get("type") == "application/json"))
-
-
-def assert_visitor_headers(response):
-    assert response.headers["cache-control"] == "no-store"
-    assert "User-Agent" in response.headers["vary"]
 
 
 def test_desktop_gets_a_302_to_the_destination(client, auth):
