@@ -267,7 +267,7 @@ def test_a_custom_domain_shows_only_its_own_accounts_page(client, conn, owner, n
 def test_the_qr_code_of_the_page_reads_as_its_address(client, owner):
     publish(client, owner)
     response = client.get("/@alice/qr.png")
-    assert response.headers["content-type"] == "image/png"
+    assert (response.status_code, response.headers["content-type"]) == (200, "image/png")
     [found] = zxingcpp.read_barcodes(Image.open(io.BytesIO(response.content)))
     assert found.text == f"{SHORT_HOST}/@alice"
     svg = client.get("/@alice/qr.svg")
@@ -349,3 +349,14 @@ def test_with_redis_every_process_forgets_a_changed_page(redis_server, make_clie
     wait_for(lambda: labels(page_of(second)) == ["After"], what="a link change to reach the other process")
     publish(first, owner, title="Renamed")
     wait_for(lambda: "<h1>Renamed</h1>" in page_of(second).text, what="a page change to reach the other process")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/@%00", "/@" + "a" * 5000, "/@%C3%A4lice", "/@alice%2Fqr.svg", "/@@alice", "/@alice/qr.svg/x", "/@%FF"],
+)
+@pytest.mark.parametrize("host", ["sho.rt", "[::1", "[go.example]", "", "SHO.RT."])
+def test_odd_paths_and_hosts_never_fail(client, owner, path, host):
+    publish(client, owner)
+    response = client.get(path, headers={"Host": host, "User-Agent": "\x7f" + IPHONE})
+    assert response.status_code in (200, 400, 404), response.text

@@ -61,7 +61,7 @@ def bio_handlers(bio: Bio) -> list:
     def host_of(request: Request) -> str:
         return request.headers.get("host", "").lower()
 
-    @route("/{name:str}", http_method=ALL_METHODS, include_in_schema=False)
+    @route("/{name:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_page(request: Request, name: FromPath[str]) -> Answer:
         method = request.scope["method"]
         page = bio.public_page(_handle_of(name, method), host_of(request))
@@ -77,7 +77,7 @@ def bio_handlers(bio: Bio) -> list:
             )
         return PageAnswer(page, head=method == "HEAD")
 
-    @route("/{name:str}/{file:str}", http_method=ALL_METHODS, include_in_schema=False)
+    @route("/{name:str}/{file:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_qr(request: Request, name: FromPath[str], file: FromPath[str]) -> Response:
         handle = _handle_of(name, request.scope["method"])
         page = bio.public_page(handle, host_of(request)) if file in QR_FILES else None
