@@ -360,3 +360,10 @@ def test_odd_paths_and_hosts_never_fail(client, owner, path, host):
     publish(client, owner)
     response = client.get(path, headers={"Host": host, "User-Agent": "\x7f" + IPHONE})
     assert response.status_code in (200, 400, 404), response.text
+
+
+def test_head_of_the_qr_code_has_no_body(client, owner):
+    publish(client, owner)
+    get, head = client.get("/@alice/qr.svg"), client.head("/@alice/qr.svg")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["etag"] == get.headers["etag"]
