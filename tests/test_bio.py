@@ -10,15 +10,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import zxingcpp
+from litestar.testing import TestClient
 from PIL import Image
 
 from shortlink import accounts
+from shortlink.app import bio as app_bio
 from shortlink.bio import rules
 from shortlink.bio.schema import SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import CreateLink
 from shortlink.pages import STYLE
 from shortlink.visits.pages import csp_hash
+from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.helpers import wait_for, wait_for_domain
 from tests.visitors import DESKTOP, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, make_link
@@ -367,3 +370,12 @@ def test_head_of_the_qr_code_has_no_body(client, owner):
     get, head = client.get("/@alice/qr.svg"), client.head("/@alice/qr.svg")
     assert (head.status_code, head.content) == (200, b"")
     assert head.headers["etag"] == get.headers["etag"]
+
+
+def test_views_counted_before_a_shutdown_are_written_by_it(config, conn, owner, monkeypatch):
+    monkeypatch.setattr(app_bio, "VIEWS_FLUSH_SECONDS", 3600)  # only the shutdown writes them
+    with TestClient(app=create_app(config)) as client:
+        publish(client, owner)
+        for _ in range(4):
+            page_of(client)
+    assert conn.execute("SELECT sum(views) FROM bio_page_days").fetchone()[0] == 4
