@@ -257,7 +257,10 @@ class Bio:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await self.flush_views()
+        try:
+            await self.flush_views()
+        except Exception:  # the clicks' shutdown must still run after this
+            log.exception("could not write bio page views at shutdown")
 
     async def _flush_views_forever(self) -> None:
         while True:
