@@ -151,6 +151,22 @@ def cpu_seconds(roots: dict[str, int]) -> dict[str, float]:
     return used
 
 
+def wrk_arguments(description: str) -> argparse.ArgumentParser:
+    """The options of every bench that drives wrk."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=64)
+    return parser
+
+
+def have_wrk() -> bool:
+    if shutil.which("wrk") is None:
+        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+        return False
+    return True
+
+
 def measure(
     args, work: Path, location: str, link_code: str, workers: int, redis_url: str, others: dict[str, int]
 ) -> tuple[list, dict, int]:
@@ -250,10 +266,7 @@ def report(args, workers: int, rounds: list, paced: dict, exact_count: int, reco
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=64)
+    parser = wrk_arguments(__doc__.splitlines()[0])
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
     parser.add_argument("--access-log", action="store_true", help="run with [server] access_log = true")
     parser.add_argument(
@@ -268,8 +281,7 @@ def main() -> int:
         help="postgresql: a throwaway server, started here",
     )
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+    if not have_wrk():
         return 2
     worker_counts = [int(count) for count in args.workers.split(",")]
 

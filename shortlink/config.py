@@ -5,10 +5,11 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -20,6 +21,10 @@ ENV_PREFIX = "SHORTLINK_"  # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 # Longer than the longest `days` range (366): a `days` answer never needs a deleted click.
 MIN_RAW_RETENTION_DAYS = 367
+# Public links expire: a year at most, so that an open form never makes permanent links.
+MAX_PUBLIC_EXPIRE_DAYS = 365
+# A blocked host in its IDNA form: dot-separated labels of letters, digits and hyphens.
+_HOST_NAME = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*")
 
 
 class ConfigError(Exception):
@@ -92,6 +97,18 @@ class RedisConfig(_Section):
     url: str = ""
 
 
+class PublicConfig(_Section):
+    # The "paste a URL, get a short link" page for signed-out visitors (source PUBLIC).
+    enabled: bool = False
+    # The operator-chosen account that owns every public link (its email).
+    account: str = ""
+    expire_days: int = 30
+    # Per client address (an IPv6 client is its /64), as a token bucket.
+    links_per_hour: int = 10
+    # Destinations refused: each host and its subdomains.
+    blocked_hosts: list[str] = []
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -101,6 +118,7 @@ class Config(_Section):
     fetcher: FetcherConfig = msgspec.field(default_factory=FetcherConfig)
     clicks: ClicksConfig = msgspec.field(default_factory=ClicksConfig)
     redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
+    public: PublicConfig = msgspec.field(default_factory=PublicConfig)
 
     @property
     def short_host(self) -> str:
@@ -123,7 +141,18 @@ _POSITIVE = {
     ("clicks", "flush_interval_ms"),
     ("clicks", "batch_size"),
     ("clicks", "queue_size"),
+    ("public", "expire_days"),
+    ("public", "links_per_hour"),
 }
+
+
+Origin = Literal["default", "file", "environment", "command line"]
+
+
+class LoadedConfig(msgspec.Struct, frozen=True):
+    config: Config
+    file: Path
+    origins: dict[str, Origin]  # "section.key" → where its value came from
 
 
 def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None, **overrides: Any) -> Config:
@@ -132,6 +161,13 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
     `overrides` are "section.key" pairs given with underscores, e.g.
     storage_path="x.db", as the CLI's --db/--host/--port flags do.
     """
+    return load_config_with_origins(path, environ, **overrides).config
+
+
+def load_config_with_origins(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None, **overrides: Any
+) -> LoadedConfig:
+    """`load_config`, also saying where each key's value came from (for `shortlink doctor`)."""
     environ = os.environ if environ is None else environ
     file = Path(path if path is not None else DEFAULT_CONFIG_FILE)
     raw: dict[str, Any] = {}
@@ -144,12 +180,18 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
         raise ConfigError(f"{file}: no such configuration file")
 
     _check_environment_names(environ)
+    origins: dict[str, Origin] = {}
     for section_name, section_type in _sections().items():
+        in_file = raw.get(section_name, {})
         for key, key_type in _fields(section_type).items():
             env_name = _env_name(section_name, key)
             value = overrides.get(f"{section_name}_{key}")
+            origin: Origin = "command line"
             if value is None and env_name in environ:
-                value = _from_env(environ[env_name], key_type)
+                value, origin = _from_env(environ[env_name], key_type), "environment"
+            if value is None:
+                origin = "file" if isinstance(in_file, dict) and key in in_file else "default"
+            origins[f"{section_name}.{key}"] = origin
             if value is not None:
                 raw.setdefault(section_name, {})
                 if not isinstance(raw[section_name], dict):
@@ -160,7 +202,7 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
     except msgspec.ValidationError as exc:
         raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
     _check(config)
-    return config
+    return LoadedConfig(config, file, origins)
 
 
 def _sections() -> dict[str, type]:
@@ -175,15 +217,18 @@ def _env_name(section: str, key: str) -> str:
     return f"{ENV_PREFIX}{section}_{key}".upper()
 
 
+def unknown_environment_names(environ: Mapping[str, str]) -> list[str]:
+    """SHORTLINK_* variables that are not a setting."""
+    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
+    return [name for name in sorted(environ) if name.startswith(ENV_PREFIX) and name not in known]
+
+
 def _check_environment_names(environ: Mapping[str, str]) -> None:
     """SHORTLINK_<SECTION>_<KEY> with a known section but no such key is a misspelt
     override that would be silently ignored: like an unknown TOML key, it stops start-up.
     Other SHORTLINK_* names (no section of ours) may belong to the operator's own tools,
     so they are only warned about."""
-    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
-    for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX) or name in known:
-            continue
+    for name in unknown_environment_names(environ):
         section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
         if section is not None:
             raise ConfigError(
@@ -237,6 +282,31 @@ def _check(config: Config) -> None:
     _check_storage_url(config.storage.url)
     if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError("invalid configuration: [redis] url: must start with redis://, rediss:// or unix://")
+    _check_public(config.public)
+
+
+def _is_host_name(host: str) -> bool:
+    try:
+        ascii_host = host.lower().rstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    return bool(_HOST_NAME.fullmatch(ascii_host))
+
+
+def _check_public(public: PublicConfig) -> None:
+    if public.enabled and "@" not in public.account:
+        raise ConfigError(
+            "invalid configuration: [public] account: must be the email of the account that owns public links "
+            "when [public] enabled = true"
+        )
+    if public.expire_days > MAX_PUBLIC_EXPIRE_DAYS:
+        raise ConfigError(f"invalid configuration: [public] expire_days: must be at most {MAX_PUBLIC_EXPIRE_DAYS}")
+    for host in public.blocked_hosts:
+        if not _is_host_name(host):
+            raise ConfigError(
+                f"invalid configuration: [public] blocked_hosts: {host!r} is not a host name (like example.com, "
+                "no scheme, port or path)"
+            )
 
 
 STORAGE_URL_FORMS = "sqlite:///PATH or postgresql://user:password@host:port/database"

@@ -19,7 +19,6 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 from shortlink.analytics.ranges import parse_range
 from shortlink.analytics.report import account_analytics, link_analytics
 from shortlink.errors import ShortlinkError
+from shortlink.progress import Interrupted, StopRequest, progress
 from shortlink.storage import connect
 from shortlink.storage import copy as store
 from shortlink.storage.database import backup, connect_sqlite
@@ -55,9 +55,9 @@ def ranges(now: datetime) -> list[tuple[str, str | None, str | None]]:
     return [("1", None, None), ("7", None, None), ("30", None, None), ("366", None, None), ("30", *past)]
 
 
-def migrate(
-    source_path: str | Path, url: str, *, replace: bool = False, report: Callable[[str], None] = print
-) -> Migrated:
+def migrate(source_path: str | Path, url: str, *, replace: bool = False, stop: StopRequest | None = None) -> Migrated:
+    """Progress on stderr (shortlink.progress); Ctrl-C (`stop`) ends the copy between two
+    batches, rolled back: the target is left as it was."""
     if not Path(source_path).is_file():
         raise ShortlinkError(f"no SQLite database at {source_path}")
     target = connect(url)
@@ -68,34 +68,40 @@ def migrate(
                 f"{describe(url)} already holds data: migrate copies into an empty database "
                 "(--replace deletes what it holds first)"
             )
-        with _snapshot(source_path, report) as source:
+        with _snapshot(source_path) as source:
             started = time.monotonic()
             counts = {table: store.row_count(source, table) for table in store.TABLES}
-            total = sum(counts.values())
-            done = 0
+            with progress("migrate: copying", sum(counts.values()), "rows") as copying:
 
-            def copied(table: str, rows: int) -> None:
-                nonlocal done
-                done += rows
-                report(f"copying {table}: {done:,} of {total:,} rows")
+                def copied(_table: str, rows: int) -> None:
+                    copying.advance(rows)
+                    if stop is not None:
+                        stop.check()
 
-            store.copy_all(source, target, BATCH_ROWS, copied, replace=replace)
+                try:
+                    store.copy_all(source, target, BATCH_ROWS, copied, replace=replace)
+                except Interrupted:
+                    raise Interrupted(f"interrupted: nothing copied, {describe(url)} is as it was") from None
             seconds = time.monotonic() - started
-            report("verifying row counts and analytics answers")
             return _verify(source, target, counts, seconds)
     finally:
         target.close()
 
 
 @contextlib.contextmanager
-def _snapshot(source_path: str | Path, report: Callable[[str], None]):
+def _snapshot(source_path: str | Path):
     """A consistent copy of the live file beside it, deleted afterwards."""
     live = connect_sqlite(source_path)
     handle, name = tempfile.mkstemp(prefix=".migrate-snapshot-", suffix=".db", dir=Path(source_path).parent)
     os.close(handle)
     try:
-        report(f"taking a snapshot of {source_path}")
-        backup(live, name)
+        with progress("migrate: snapshot", 0, "pages") as copying:
+
+            def step(done: int, total: int) -> None:
+                copying.set_total(total)
+                copying.advance(done - copying.done)
+
+            backup(live, name, step)
         snapshot = connect_sqlite(name)
         try:
             yield snapshot

@@ -8,46 +8,27 @@ test-artifacts/ for people to look at.
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
+import re
 import time
-import urllib.request
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from shortlink import accounts
 from shortlink.storage import connect
-from tests.debian import find_or_install
-from tests.live_server import LiveServer, free_port
+from tests.accessibility import axe_violations
+from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
+from tests.live_server import LiveServer
 from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
-
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
-
-
-class FakeYouTube(http.server.BaseHTTPRequestHandler):
-    """A real local web server standing in for the destination site."""
-
-    def do_GET(self):
-        body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    chromium = find_or_install("chromium", "chromium", "browser tests")
-    destination = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
-    threading.Thread(target=destination.serve_forever, daemon=True).start()
+    with destination_site() as destination_port:
+        yield from _serve(tmp_path_factory, destination_port)
+
+
+def _serve(tmp_path_factory, destination_port):
     server = LiveServer(tmp_path_factory.mktemp("browser"))
     # Short URLs as in production (https): the in-app "Open in browser" escape needs them.
     server.env["SHORTLINK_LINKS_SHORT_HOST"] = f"https://127.0.0.1:{server.port}"
@@ -67,6 +48,21 @@ def setup(tmp_path_factory):
                 "password": "open sesame",
             },
             "store": {"originalUrl": "https://apps.apple.com/us/app/youtube/id544007664", "customCode": "store"},
+            # An internationalised host with a title: the pages show both, and the punycode.
+            "titled": {
+                "originalUrl": "https://www.xn--mnchen-3ya.de/rathaus",
+                "customCode": "titled",
+                "title": "Rathaus opening hours",
+            },
+            # One per colour scheme: each runs out of password attempts.
+            **{
+                f"locked-{scheme}": {
+                    "originalUrl": "https://example.com/a11y",
+                    "customCode": f"locked-{scheme}",
+                    "password": "open sesame",
+                }
+                for scheme in ("light", "dark")
+            },
             "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
             "expiring": {
                 "originalUrl": "https://example.com/e",
@@ -75,67 +71,27 @@ def setup(tmp_path_factory):
             },
         }.items()
     }
-    request(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
+    api(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
     ARTIFACTS.mkdir(exist_ok=True)
-    yield chromium, server, destination.server_address[1], expires_at
+    yield server, destination_port, expires_at
     server.stop()
-    destination.shutdown()
-
-
-def request(server, method, path, key, body):
-    data = json.dumps(body).encode()
-    req = urllib.request.Request(
-        server.base_url + path,
-        data=data,
-        method=method,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=10) as response:
-        return json.loads(response.read())["data"]
 
 
 def create(server, key, **body):
-    return request(server, "POST", "/api/v1/links", key, body)
+    return api(server, "POST", "/api/v1/links", key, body)
 
 
 @pytest.fixture(scope="module")
 def browser(setup):
-    from playwright.sync_api import sync_playwright
-
-    chromium, _, destination_port, _ = setup
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium,
-            args=[
-                "--no-sandbox",
-                f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
-                "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
-            ],
-        )
+    _, destination_port, _ = setup
+    with chromium(destination_port) as launched:
         yield launched
-        launched.close()
-
-
-def phone(browser, user_agent):
-    return browser.new_context(
-        user_agent=user_agent,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        has_touch=True,
-    )
 
 
 def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     # What the visitor sees while the app is being tried (scripts off, so the page stays).
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     assert page.get_by_text("Open in app").is_visible()
@@ -162,7 +118,7 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
 
 
 def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, ANDROID_CHROME)
     page = context.new_page()
     redirects = []
@@ -179,7 +135,7 @@ def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup,
 
 
 def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, INSTAGRAM_IOS)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
@@ -194,7 +150,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
 
 
 def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, FACEBOOK_ANDROID)
     page = context.new_page()
     response = page.goto(f"{server.base_url}/l/video")
@@ -219,15 +175,9 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
 
 
 def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     # Scripts off: with them the page would go on to the App Store at once.
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     assert page.goto(f"{server.base_url}/l/store").status == 200
     assert (
@@ -239,7 +189,7 @@ def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
 
 
 def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
-    _, server, _, expires_at = setup
+    server, _, expires_at = setup
     context = phone(browser, IPHONE)
     page = context.new_page()
     time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
@@ -270,7 +220,7 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
 
 
 def test_too_many_password_attempts_page(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, IPHONE)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/guarded")
@@ -284,4 +234,67 @@ def test_too_many_password_attempts_page(setup, browser):
     assert answered.value.headers["retry-after"].isdigit()
     assert "too many attempts" in page.inner_text("body").lower()
     page.screenshot(path=ARTIFACTS / "too-many-attempts.png")
+    context.close()
+
+
+# Every page a visitor can be shown, as (name, user agent, code, status after any wrong
+# password posts: 403 after one, 429 after as many as it takes).
+VISITOR_PAGES = [
+    ("iphone-interstitial", IPHONE, "video", 200),
+    ("iphone-store-page", IPHONE, "store", 200),
+    ("in-app-interstitial", INSTAGRAM_IOS, "titled", 200),
+    ("android-in-app-interstitial", FACEBOOK_ANDROID, "video", 200),
+    ("password", IPHONE, "locked-{scheme}", 200),
+    ("password-wrong", IPHONE, "locked-{scheme}", 403),
+    ("too-many-attempts", IPHONE, "locked-{scheme}", 429),
+    ("paused", IPHONE, "paused", 404),
+    ("expired", IPHONE, "expiring", 410),
+    ("not-found", IPHONE, "nothing-here", 404),
+]
+
+
+def without_page_scripts(route):
+    """The response with its CSP's script-src set to 'none'.
+
+    The interstitials move on by themselves (to the app, the store or the website), so
+    their script must not run while axe looks at them; axe needs scripts on (its promises),
+    and runs anyway: it is injected through the DevTools protocol, which no CSP governs."""
+    response = route.fetch()
+    policy = re.sub(r"script-src [^;]+", "script-src 'none'", response.headers["content-security-policy"])
+    route.fulfill(response=response, headers={**response.headers, "content-security-policy": policy})
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_visitor_page_passes_axe_on_a_375px_phone(setup, browser, scheme):
+    server, _, expires_at = setup
+    time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
+    for name, user_agent, code, status in VISITOR_PAGES:
+        context = phone(browser, user_agent, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+        page = context.new_page()
+        page.route(f"{server.base_url}/**", without_page_scripts)
+        url = f"{server.base_url}/l/{code.format(scheme=scheme)}"
+        answered = page.goto(url).status
+        while answered != status and answered in (200, 403):
+            page.fill("input[name=password]", "wrong guess")
+            with page.expect_response(url) as response:
+                page.click("button[type=submit]")
+            answered = response.value.status
+        assert answered == status, (name, scheme)
+        assert axe_violations(page) == [], (name, scheme)
+        # Nothing wider than the phone: no sideways scrolling.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375, (name, scheme)
+        page.screenshot(path=ARTIFACTS / f"{name}-{scheme}.png", full_page=True)
+        context.close()
+
+
+def test_interstitials_say_where_the_link_leads(setup, browser):
+    server, _, _ = setup
+    context = phone(browser, INSTAGRAM_IOS)
+    page = context.new_page()
+    page.goto(f"{server.base_url}/l/titled")
+    where = page.locator(".where")
+    assert where.locator("strong").inner_text() == "münchen.de"
+    text = where.inner_text()
+    assert "www.münchen.de" in text and "www.xn--mnchen-3ya.de" in text and "/rathaus" not in text
+    assert page.locator("h1").inner_text() == "Rathaus opening hours"
     context.close()

@@ -32,9 +32,12 @@ TABLES = (
     "account_days",
     "account_dimensions",
     "account_visitors",
+    "bio_pages",
+    "bio_buttons",
+    "bio_page_days",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
-IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows")
+IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages")
 
 
 def row_count(conn: sqlite3.Connection, table: str) -> int:

@@ -17,8 +17,9 @@ so processes starting together apply each exactly once.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from importlib import resources
@@ -94,14 +95,18 @@ class _BoolAsInteger(Dumper):
         return b"1" if obj else b"0"
 
 
-_statements: dict[str, str] = {}
+_statements: dict[tuple[str, bool], str] = {}
+_NAMED = re.compile(r"(?<!:):([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _translated(sql: str) -> str:
-    """sqlite3's `?` placeholders as psycopg's `%s` (and a literal `%` doubled)."""
-    text = _statements.get(sql)
+def _translated(sql: str, named: bool = False) -> str:
+    """sqlite3's placeholders as psycopg's: `?` as `%s`, or with a dict of parameters `:name`
+    as `%(name)s` (a literal `%` doubled; PostgreSQL's `::` casts left alone)."""
+    text = _statements.get((sql, named))
     if text is None:
-        text = _statements[sql] = sql.replace("%", "%%").replace("?", "%s")
+        text = sql.replace("%", "%%")
+        text = _NAMED.sub(r"%(\1)s", text) if named else text.replace("?", "%s")
+        _statements[(sql, named)] = text
     return text
 
 
@@ -128,7 +133,11 @@ class PostgresConnection:
     def __init__(self, raw: psycopg.Connection):
         self.raw = raw
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> psycopg.Cursor:
+        if isinstance(params, Mapping):
+            return self.raw.execute(
+                _translated(sql, named=True), dict(zip(params, _without_nul(list(params.values())), strict=True))
+            )
         return self.raw.execute(_translated(sql), _without_nul(params))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor:
