@@ -162,7 +162,7 @@ def test_a_bad_storage_url_stops_start_up_in_one_line_without_its_password(tmp_p
     assert message.startswith("invalid configuration: [storage] url: ") and problem in message and "\n" not in message
     assert "s3cret" not in message
     result = run_cli("key", "list", "--email", "a@b.c", "--db", url, check=False)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and problem in result.stderr
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and problem in result.stderr
 
 
 def test_a_storage_url_wins_over_the_path_and_db_names_either(tmp_path):

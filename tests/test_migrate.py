@@ -3,6 +3,7 @@ command into a throwaway PostgreSQL, answers every analytics question alike thro
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.config import load_config
 from shortlink.links.schema import CreateLink
-from shortlink.storage import connect
+from shortlink.storage import bio, connect
 from shortlink.storage.copy import TABLES
 from shortlink.web.app import create_app
 from tests.conftest import bearer, run_cli, storage_settings
@@ -29,7 +30,7 @@ RANGES = [{"days": days} for days in ("1", "7", "30", "90", "366")] + [
 @pytest.fixture
 def installation(tmp_path):
     """A seeded SQLite installation with a bit of everything: a deleted link (its id must
-    never come back), a revoked key, a custom domain, a title still to fetch."""
+    never come back), a revoked key, a custom domain, a title still to fetch, a bio page."""
     path = tmp_path / "shortlink.db"
     seeded = run_cli(
         "demo", "seed", "--email", EMAIL, "--links", "12", "--clicks", str(CLICKS), "--days", "60", "--db", str(path)
@@ -47,6 +48,11 @@ def installation(tmp_path):
         doomed = store_link(conn, account_id, "https://sho.rt", CreateLink(original_url="https://example.com/x"))
         conn.execute("DELETE FROM links WHERE public_id = ?", (doomed.id,))
         high_water = conn.execute("SELECT last_id FROM link_id_high_water").fetchone()[0]
+        fields = {"handle": "demo_page", "title": "Demo", "description": "", "is_published": 1}
+        page = bio.save_page(conn, account_id, fields, "2026-01-01T00:00:00.000Z")
+        first_link = conn.execute("SELECT id FROM links ORDER BY id LIMIT 1").fetchone()[0]
+        bio.add_button(conn, page["id"], first_link, None)
+        bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
     finally:
         conn.close()
     return path, key, high_water
@@ -95,7 +101,6 @@ def test_a_seeded_installation_moves_to_postgresql_with_every_answer_equal(insta
     result = run_cli("migrate", "--to", target, "--db", str(path), check=False)
     assert result.returncode == 0, result.stderr
     assert "verified: every table holds as many rows as the source" in result.stdout
-    assert "copying click_rows" in result.stderr  # progress, on stderr
     assert counts(target) == counts(str(path))
     assert counts(target)["click_rows"] == CLICKS
     assert all(counts(target)[table] > 0 for table in TABLES), counts(target)
@@ -121,9 +126,11 @@ def test_a_database_holding_data_is_refused_unless_replaced(installation, postgr
     again = run_cli("migrate", "--to", target, "--db", str(path), check=False)
     assert again.returncode == 1 and again.stdout == ""
     assert again.stderr.splitlines()[-1].startswith("shortlink: ") and "already holds data" in again.stderr
-    replaced = run_cli("migrate", "--to", target, "--db", str(path), "--replace", check=False)
+    replaced = run_cli("migrate", "--to", target, "--db", str(path), "--replace", "--json", check=False)
     assert replaced.returncode == 0, replaced.stderr
-    assert counts(target) == counts(str(path))
+    document = json.loads(replaced.stdout)
+    assert document["rows"] == counts(target) == counts(str(path))
+    assert document["verified"]["accounts"] == 1 and document["verified"]["answers"] > 0
 
 
 def test_bad_targets_fail_in_one_line(tmp_path, postgres_server):
@@ -134,6 +141,6 @@ def test_bad_targets_fail_in_one_line(tmp_path, postgres_server):
         (f"postgresql://nobody@127.0.0.1:{postgres_server.port}/missing", "cannot connect"),
     ]:
         result = run_cli("migrate", "--to", target, "--db", str(path), check=False)
-        assert result.returncode == 2 and result.stdout == ""
+        assert result.returncode == 1 and result.stdout == ""
         assert result.stderr.startswith("shortlink: ") and result.stderr.count("\n") == 1, result.stderr
         assert message in result.stderr

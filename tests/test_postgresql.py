@@ -39,7 +39,7 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path):
     url = "postgresql://shortlink:s3cret@127.0.0.1:1/shortlink"
     for command in (["key", "list", "--email", "a@b.c"], ["serve", "--port", "18732"]):
         result = run_cli(*command, "--db", url, check=False)
-        assert result.returncode == 2 and result.stdout == ""
+        assert result.returncode == 1 and result.stdout == ""
         assert result.stderr.startswith("shortlink: [storage] url postgresql://shortlink@127.0.0.1:1/shortlink")
         assert "cannot connect" in result.stderr and result.stderr.count("\n") == 1
         assert "s3cret" not in result.stderr
