@@ -28,3 +28,9 @@ CREATE TABLE bio_page_days (
     views integer NOT NULL,
     PRIMARY KEY (page_id, day)
 );
+
+-- Servers cache rendered pages: changes to them count as outside changes (see 0006).
+CREATE TRIGGER bio_pages_changed AFTER INSERT OR UPDATE OR DELETE ON bio_pages
+    FOR EACH STATEMENT EXECUTE FUNCTION data_changed();
+CREATE TRIGGER bio_buttons_changed AFTER INSERT OR UPDATE OR DELETE ON bio_buttons
+    FOR EACH STATEMENT EXECUTE FUNCTION data_changed();
