@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from shortlink import accounts
+from shortlink import accounts, signin
 from shortlink.config import Config, ConfigError, load_config
-from shortlink.errors import ShortlinkError
+from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.storage import connect
 from shortlink.storage.database import backup
 
@@ -54,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--email", required=True)
     _common(listing)
     listing.set_defaults(run=cmd_key_list)
+
+    account = commands.add_parser("account", help="dashboard accounts").add_subparsers(dest="action", required=True)
+    password = account.add_parser(
+        "password", help="set an account's dashboard password (and create the account, with Pro, if new)"
+    )
+    password.add_argument("--email", required=True)
+    password.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    _common(password)
+    password.set_defaults(run=cmd_account_password)
 
     subscription = commands.add_parser("subscription", help="Pro subscriptions").add_subparsers(
         dest="action", required=True
@@ -136,6 +146,22 @@ def cmd_key_list(args: argparse.Namespace) -> None:
     for row in _with_db(args, lambda conn: accounts.list_keys(conn, args.email)):
         status = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
         print(f"{row['public_id']}  {row['prefix']}…  {row['name'] or '-'}  created {row['created_at']}  {status}")
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("New password: ")
+    if getpass.getpass("Again: ") != first:
+        raise ValidationError("password", "the two passwords do not match")
+    return first
+
+
+def cmd_account_password(args: argparse.Namespace) -> None:
+    """Ends every dashboard session of the account, as a password change there does."""
+    password_hash = signin.hash_password(_read_password(args.password_stdin))
+    account = _with_db(args, lambda conn: signin.set_password(conn, args.email, password_hash))
+    print(f"password set for {account['email']}; its dashboard sessions have been signed out")
 
 
 def cmd_subscription_set(args: argparse.Namespace) -> None:

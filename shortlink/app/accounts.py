@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import sqlite3
+
 import msgspec
 
 from shortlink import accounts
-from shortlink.accounts import Principal
-from shortlink.errors import RateLimitedError, SubscriptionRequiredError
+from shortlink.accounts import CreatedKey, Principal
+from shortlink.errors import NotFoundError, RateLimitedError, SubscriptionRequiredError
 from shortlink.ratelimit import Decision, Limiter
 from shortlink.storage import Database
-from shortlink.times import Timestamp
+from shortlink.storage import accounts as account_store
+from shortlink.times import Timestamp, to_iso, utcnow
+
+log = logging.getLogger("shortlink")
 
 
 class MeUser(msgspec.Struct):
@@ -43,6 +50,29 @@ class Me(msgspec.Struct, rename="camel"):
     rate_limits: RateLimits
 
 
+class ApiKey(msgspec.Struct, frozen=True):
+    """A key as its owner sees it listed: never the key itself."""
+
+    id: str
+    prefix: str
+    name: str | None
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+
+class AccountOverview(msgspec.Struct, frozen=True):
+    """What the dashboard's account page shows."""
+
+    email: str
+    name: str | None
+    created_at: str
+    subscription_active: bool
+    current_period_end: str | None
+    cancel_at_period_end: bool
+    domains: list[str]
+
+
 class Admission(msgspec.Struct, frozen=True):
     """A key let in: who it acts for, and its rate-limit state for the response headers."""
 
@@ -53,6 +83,7 @@ class Admission(msgspec.Struct, frozen=True):
 class Accounts:
     def __init__(self, db: Database, api_limiter: Limiter, links_per_day: int):
         self.db, self.api_limiter, self.links_per_day = db, api_limiter, links_per_day
+        self._touching: set[asyncio.Task] = set()
 
     async def admit(self, authorization: str | None) -> Admission:
         """Every API request and MCP tool call: 401 for a missing, bad or revoked key, 429
@@ -63,6 +94,7 @@ class Accounts:
         403 carry the key's X-RateLimit-* headers too.
         """
         principal = self.db.read_now(accounts.authenticate, authorization)
+        self._note_use(principal)
         decision = await self.charge(principal)
         try:
             accounts.require_subscription(principal)
@@ -76,8 +108,23 @@ class Accounts:
         tool call, not per HTTP request): 401 for a missing, bad or revoked key, 403
         without an active subscription. Looked up on every call, as in `admit`."""
         principal = self.db.read_now(accounts.authenticate, authorization)
+        self._note_use(principal)
         accounts.require_subscription(principal)
         return principal
+
+    def _note_use(self, principal: Principal) -> None:
+        """The key's "last used", written in the background at most once a minute: the
+        request never waits for it."""
+        now = utcnow()
+        if accounts.key_use_is_stale(principal, now) and len(self._touching) < 1000:
+            task = asyncio.create_task(self.db.write(account_store.touch_api_key, principal.key_id, to_iso(now)))
+            self._touching.add(task)
+            task.add_done_callback(self._touched)
+
+    def _touched(self, task: asyncio.Task) -> None:
+        self._touching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not record a key's last use: %s", task.exception())
 
     async def charge(self, principal: Principal) -> Decision:
         """One request against the key's per-minute budget: an API request or an MCP tool
@@ -107,3 +154,53 @@ class Accounts:
                 links_created_today=links_created_today,
             ),
         )
+
+    # The dashboard's API section and account page: always one account's own keys.
+
+    async def keys(self, account_id: int) -> list[ApiKey]:
+        rows = await self.db.read(account_store.api_keys_of, account_id)
+        return [
+            ApiKey(
+                id=row["public_id"],
+                prefix=row["prefix"],
+                name=row["name"],
+                created_at=row["created_at"],
+                last_used_at=row["last_used_at"],
+                revoked_at=row["revoked_at"],
+            )
+            for row in rows
+        ]
+
+    async def create_key(self, account_id: int, name: str | None) -> CreatedKey:
+        return await self.db.write(_issue_key, account_id, name)
+
+    async def revoke_key(self, account_id: int, key_id: str) -> None:
+        """Revoked on the writer: the key's very next request reads the revocation."""
+        await self.db.write(accounts.revoke_key, key_id, account_id)
+
+    async def overview(self, account_id: int) -> AccountOverview:
+        return await self.db.read(_overview, account_id)
+
+
+def _account(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
+    row = account_store.account_by_id(conn, account_id)
+    if row is None:
+        raise NotFoundError("no such account")
+    return row
+
+
+def _issue_key(conn: sqlite3.Connection, account_id: int, name: str | None) -> CreatedKey:
+    return accounts.issue_key(conn, _account(conn, account_id), name)
+
+
+def _overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
+    row = _account(conn, account_id)
+    return AccountOverview(
+        email=row["email"],
+        name=row["name"],
+        created_at=row["created_at"],
+        subscription_active=bool(row["subscription_active"]),
+        current_period_end=row["current_period_end"],
+        cancel_at_period_end=bool(row["cancel_at_period_end"]),
+        domains=account_store.domains_of(conn, account_id),
+    )

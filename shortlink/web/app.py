@@ -1,4 +1,4 @@
-"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, /healthz."""
+"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, the dashboard, /healthz."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 
 from shortlink.config import Config
+from shortlink.dashboard import dashboard_handlers, template_config
 from shortlink.mcp.http import McpEndpoint
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
@@ -43,6 +44,7 @@ def create_app(config: Config) -> Litestar:
             api,
             healthz,
             mcp.route_handler(),
+            *dashboard_handlers(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
         ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
@@ -53,6 +55,7 @@ def create_app(config: Config) -> Litestar:
         request_max_body_size=MAX_BODY_BYTES,
         # Every handler's response (the visitor route sends its own, HTML with its type).
         response_headers=[ResponseHeader(name=name, value=value) for name, value in NOSNIFF.items()],
+        template_config=template_config(),
         openapi_config=openapi_config("/api/v1/schema"),
         plugins=[ClosedStructSchemaPlugin()],
         debug=False,
