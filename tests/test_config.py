@@ -102,7 +102,8 @@ def test_other_shortlink_variables_are_only_warned_about(tmp_path, caplog, name)
     assert config.server.port == 9001
     assert [record.getMessage() for record in caplog.records] == [
         f"environment variable {name} is not a setting and is ignored (settings are "
-        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks, redis)"
+        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks, redis, "
+        "dashboard)"
     ]
 
 

@@ -15,6 +15,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Redirect, Template
 from litestar.template.config import TemplateConfig
 
+from shortlink.dashboard import charts
 from shortlink.dashboard.session import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
 from shortlink.errors import NotFoundError, ShortlinkError
 from shortlink.times import from_iso
@@ -74,7 +75,13 @@ def environment() -> Environment:
     env.filters["when"] = when
     env.filters["number"] = lambda value: f"{value:,}"
     env.tests["past"] = is_past
-    env.globals.update(nav=NAV, static=STATIC_PATH, csrf_field=CSRF_FIELD)
+    env.globals.update(
+        nav=NAV,
+        static=STATIC_PATH,
+        csrf_field=CSRF_FIELD,
+        time_series=charts.time_series,
+        breakdown=charts.breakdown,
+    )
     return env
 
 
