@@ -10,6 +10,7 @@ test-artifacts/.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.error
@@ -21,6 +22,8 @@ import zxingcpp
 from PIL import Image
 
 from shortlink import accounts, signin
+from shortlink.config import load_config
+from shortlink.demo import seed
 from shortlink.storage import connect
 from tests.accessibility import axe_violations
 from tests.debian import find_or_install
@@ -39,6 +42,8 @@ def server(tmp_path_factory):
     conn = connect(server.db)
     signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
     conn.close()
+    # Demo links and clicks, through the real recorder: charts with something to show.
+    asyncio.run(seed(load_config(server.config, environ={}, storage_path=str(server.db)), EMAIL, 24, 3000))
     server.start()
     ARTIFACTS.mkdir(exist_ok=True)
     yield server
