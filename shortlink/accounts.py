@@ -31,6 +31,18 @@ class CreatedKey(msgspec.Struct, rename="camel"):
     email: str
 
 
+class AccountOverview(msgspec.Struct, frozen=True):
+    """An account as its owner sees it on the dashboard's account page."""
+
+    email: str
+    name: str | None
+    created_at: str
+    subscription_active: bool
+    current_period_end: str | None
+    cancel_at_period_end: bool
+    domains: list[str]
+
+
 class Principal(msgspec.Struct, frozen=True):
     """Who an API request acts for."""
 
@@ -94,6 +106,30 @@ def issue_key(conn: sqlite3.Connection, account: sqlite3.Row, name: str | None) 
     now = to_iso(utcnow())
     store.insert_api_key(conn, key_id, account["id"], key[:VISIBLE_PREFIX_LENGTH], hash_key(key), name, now)
     return CreatedKey(key=key, key_id=key_id, user_id=account["public_id"], email=account["email"])
+
+
+def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
+    account = store.account_by_id(conn, account_id)
+    if account is None:
+        raise NotFoundError("no such account")
+    return account
+
+
+def issue_key_for(conn: sqlite3.Connection, account_id: int, name: str | None) -> CreatedKey:
+    return issue_key(conn, account_by_id(conn, account_id), name)
+
+
+def overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
+    row = account_by_id(conn, account_id)
+    return AccountOverview(
+        email=row["email"],
+        name=row["name"],
+        created_at=row["created_at"],
+        subscription_active=bool(row["subscription_active"]),
+        current_period_end=row["current_period_end"],
+        cancel_at_period_end=bool(row["cancel_at_period_end"]),
+        domains=store.domains_of(conn, account_id),
+    )
 
 
 def revoke_key(conn: sqlite3.Connection, key_id: str, account_id: int | None = None) -> None:

@@ -102,12 +102,12 @@ def set_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sq
     return account
 
 
-def create_account_with_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row | None:
-    """Self sign-up: a new account with this password; None when the e-mail is taken."""
+def create_account_with_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row:
+    """Self sign-up: a new account with this password."""
     email = accounts.normalise_email(email)
     with transaction(conn):
         if account_store.account_by_email(conn, email) is not None:
-            return None
+            raise ValidationError("email", "already has an account: sign in instead")
         account = accounts.ensure_account(conn, email)
         store.set_password_hash(conn, account["id"], password_hash)
     return account

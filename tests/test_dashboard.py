@@ -251,6 +251,15 @@ def test_self_sign_up_is_off_by_default_and_makes_a_pro_account_when_on(make_cli
     assert response.status_code == 303
     assert opened.get("/account").status_code == 200
     assert conn.execute("SELECT count(*) FROM accounts WHERE email = 'new@example.com'").fetchone()[0] == 1
+    again = TestClient(app=opened.app, base_url="https://testserver.local")
+    taken = again.post(
+        "/signup",
+        data={"email": "new@example.com", "password": OTHER_PASSWORD, "csrf": csrf_of(again.get("/signup").text)},
+    )
+    assert (
+        taken.status_code == 400
+        and field_error(taken.text, "email") == "email: already has an account: sign in instead"
+    )
 
 
 # CSRF

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 
 import msgspec
 
 from shortlink import accounts
-from shortlink.accounts import CreatedKey, Principal
-from shortlink.errors import NotFoundError, RateLimitedError, SubscriptionRequiredError
+from shortlink.accounts import AccountOverview, CreatedKey, Principal
+from shortlink.errors import RateLimitedError, SubscriptionRequiredError
 from shortlink.ratelimit import Decision, Limiter
 from shortlink.storage import Database
 from shortlink.storage import accounts as account_store
@@ -59,18 +58,6 @@ class ApiKey(msgspec.Struct, frozen=True):
     created_at: str
     last_used_at: str | None
     revoked_at: str | None
-
-
-class AccountOverview(msgspec.Struct, frozen=True):
-    """What the dashboard's account page shows."""
-
-    email: str
-    name: str | None
-    created_at: str
-    subscription_active: bool
-    current_period_end: str | None
-    cancel_at_period_end: bool
-    domains: list[str]
 
 
 class Admission(msgspec.Struct, frozen=True):
@@ -172,35 +159,11 @@ class Accounts:
         ]
 
     async def create_key(self, account_id: int, name: str | None) -> CreatedKey:
-        return await self.db.write(_issue_key, account_id, name)
+        return await self.db.write(accounts.issue_key_for, account_id, name)
 
     async def revoke_key(self, account_id: int, key_id: str) -> None:
         """Revoked on the writer: the key's very next request reads the revocation."""
         await self.db.write(accounts.revoke_key, key_id, account_id)
 
     async def overview(self, account_id: int) -> AccountOverview:
-        return await self.db.read(_overview, account_id)
-
-
-def _account(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
-    row = account_store.account_by_id(conn, account_id)
-    if row is None:
-        raise NotFoundError("no such account")
-    return row
-
-
-def _issue_key(conn: sqlite3.Connection, account_id: int, name: str | None) -> CreatedKey:
-    return accounts.issue_key(conn, _account(conn, account_id), name)
-
-
-def _overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
-    row = _account(conn, account_id)
-    return AccountOverview(
-        email=row["email"],
-        name=row["name"],
-        created_at=row["created_at"],
-        subscription_active=bool(row["subscription_active"]),
-        current_period_end=row["current_period_end"],
-        cancel_at_period_end=bool(row["cancel_at_period_end"]),
-        domains=account_store.domains_of(conn, account_id),
-    )
+        return await self.db.read(accounts.overview, account_id)

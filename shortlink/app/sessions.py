@@ -52,12 +52,10 @@ class Sessions:
         return await self._start(account["id"], previous_token)
 
     async def sign_up(self, email: str, password: str, address: str) -> str:
-        """A new account (refused like a wrong password when the e-mail is taken), signed in."""
+        """A new account, signed in; a ValidationError naming the field otherwise."""
         await self._throttle(email, address)
         password_hash = await asyncio.to_thread(signin.hash_password, password)
         account = await self.db.write(signin.create_account_with_password, email, password_hash)
-        if account is None:
-            raise SignInFailed()
         return await self._start(account["id"], None)
 
     async def change_password(self, session: SessionAccount, current: str, new: str, address: str) -> str:
