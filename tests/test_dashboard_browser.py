@@ -28,7 +28,7 @@ from shortlink.storage import connect
 from tests.accessibility import axe_violations
 from tests.debian import find_or_install
 from tests.live_server import LiveServer
-from tests.test_visitor_route import IPHONE
+from tests.visitors import IPHONE
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 EMAIL, PASSWORD = "person@example.com", "a long enough password"
