@@ -12,11 +12,13 @@ import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 from litestar.testing import TestClient
 
 from shortlink import accounts, signin
 from tests.conftest import bearer, run_cli
+from tests.live_server import LiveServer
 
 PASSWORD = "correct horse battery"
 OTHER_PASSWORD = "another good password"
@@ -453,3 +455,26 @@ def test_odd_filters_show_the_first_page_and_say_what_is_wrong(make_client, conn
         assert client.get(f"/links?page={page_number}").status_code == 200
     unknown = client.get("/links?platform=NOPE")
     assert field_error(unknown.text, "platform") == "platform: not a platform this service knows"
+
+
+def test_sign_in_throttling_reads_the_client_address_through_trusted_proxies(tmp_path):
+    """A real server behind a trusted proxy (127.0.0.0/8): each forwarded client has its own
+    bucket, and a forged X-Forwarded-For from an untrusted peer would be ignored."""
+    server = LiveServer(
+        tmp_path,
+        network_trusted_proxies="127.0.0.0/8",
+        dashboard_signins_per_minute_per_address="2",
+    )
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base_url) as browser:
+
+            def attempt(client_address: str) -> int:
+                token = csrf_of(browser.get("/login").text)
+                form = {"email": "nobody@example.com", "password": "wrong password!", "csrf": token}
+                return browser.post("/login", data=form, headers={"X-Forwarded-For": client_address}).status_code
+
+            assert [attempt("203.0.113.7") for _ in range(3)] == [401, 401, 429]
+            assert attempt("203.0.113.8") == 401  # another client behind the same proxy
+    finally:
+        server.stop()
