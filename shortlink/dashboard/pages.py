@@ -73,7 +73,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = when
-    env.filters["number"] = lambda value: f"{value:,}"
+    env.filters["number"] = charts.count_text
     env.tests["past"] = is_past
     env.globals.update(
         nav=NAV,

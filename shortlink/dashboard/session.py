@@ -53,10 +53,6 @@ def provide_session(request: Request) -> SessionAccount:
     return session
 
 
-def provide_optional_session(request: Request) -> SessionAccount | None:
-    return load_session(request)
-
-
 async def check_csrf(request: Request) -> None:
     """Before every dashboard handler: a POST must come from one of our own pages, with
     the token bound to this browser's session (or, before sign-in, its form cookie)."""
