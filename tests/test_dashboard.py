@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -478,3 +479,14 @@ def test_sign_in_throttling_reads_the_client_address_through_trusted_proxies(tmp
             assert attempt("203.0.113.8") == 401  # another client behind the same proxy
     finally:
         server.stop()
+
+
+def test_a_preset_is_whole_utc_days_and_a_custom_range_follows_the_apis_rules(make_client, conn):
+    client = signed_in(make_client, conn)
+    first_day = (datetime.now(UTC).date() - timedelta(days=6)).isoformat()
+    assert f"{first_day} 00:00 UTC to " in client.get("/analytics?days=7").text
+    custom = client.get("/analytics?from=2026-01-01&to=2026-01-31").text
+    assert "2026-01-01 00:00 UTC to 2026-01-31 23:59 UTC" in custom
+    reversed_range = client.get("/analytics?from=2026-02-01&to=2026-01-01")
+    assert reversed_range.status_code == 400 and field_error(reversed_range.text, "from").startswith("from: ")
+    assert field_error(client.get("/analytics?days=999").text, "days") == "days: must be a whole number from 1 to 366"

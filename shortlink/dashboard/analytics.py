@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from shortlink.analytics.ranges import DEFAULT_DAYS
+from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import BREAKDOWN_LABELS, AnalyticsFigures
 from shortlink.dashboard.pages import page
 from shortlink.dashboard.session import SignedInController
 from shortlink.errors import ValidationError
 from shortlink.services import Services
 from shortlink.signin import SessionAccount
+from shortlink.times import utcnow
 
 PRESETS = (7, 30, 90, 365)
 BREAKDOWN_TITLES = {
@@ -26,13 +29,17 @@ BREAKDOWN_TITLES = {
 
 
 def range_query(request: Request) -> dict[str, str | None]:
-    """`days`, `from` and `to` as the API receives them (empty fields left out)."""
+    """`days`, `from` and `to` as the API receives them (empty fields left out).
+
+    A preset ("last N days") means N whole UTC days, today included: a `from` date, so
+    that every day but today comes from the daily rollups. (The API's `days=N` starts at
+    this time of day N days ago, and that partial first day is read from raw clicks.)
+    """
     query = request.query_params
-    return {
-        "days": query.get("days") or str(DEFAULT_DAYS),
-        "start": query.get("from") or None,
-        "end": query.get("to") or None,
-    }
+    days, start, end = query.get("days") or str(DEFAULT_DAYS), query.get("from") or None, query.get("to") or None
+    if start is None and end is None and days.isdigit() and 1 <= int(days) <= MAX_DAYS:
+        start = (utcnow().date() - timedelta(days=int(days) - 1)).isoformat()
+    return {"days": days, "start": start, "end": end}
 
 
 def breakdowns(figures: AnalyticsFigures) -> list[tuple[str, list[tuple[str, int, float]]]]:
