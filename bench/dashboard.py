@@ -1,6 +1,8 @@
 """How long each dashboard page takes to render for a big account.
 
-Run: .venv/bin/python -m bench.dashboard [--links 10000] [--clicks 1000000] [--days 366]
+Run: .venv/bin/python -m bench.dashboard [--links 10000] [--clicks 1000000] [--days 366] [--db PATH]
+
+With --db naming an existing file (a previous run's, printed at the start), seeding is skipped.
 
 Seeds a fresh database with `shortlink demo seed`'s code (the real click recorder) for
 one account, gives it a password, signs in, and then requests every page through the
@@ -74,16 +76,18 @@ def main() -> int:
     parser.add_argument("--clicks", type=int, default=1_000_000)
     parser.add_argument("--days", type=int, default=366)
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--db", type=Path, help="an already seeded database to reuse")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-dashboard-"))
     (work / "shortlink.toml").touch()
-    config = load_config(
-        work / "shortlink.toml", environ={}, storage_path=str(work / "bench.db"), fetcher_enabled=False
-    )
-    seed_account(config, EMAIL, args.links, args.clicks, args.days)
-    conn = connect(config.storage.path)
-    signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
-    conn.close()
+    db = args.db or work / "bench.db"
+    print(f"database: {db}")
+    config = load_config(work / "shortlink.toml", environ={}, storage_path=str(db), fetcher_enabled=False)
+    if args.db is None:
+        seed_account(config, EMAIL, args.links, args.clicks, args.days)
+        conn = connect(config.storage.path)
+        signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
+        conn.close()
     with TestClient(app=create_app(config)) as client:
         form = client.get("/login").text
         csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
