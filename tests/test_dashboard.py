@@ -7,6 +7,8 @@ The browser end to end (Chromium, screenshots, axe-core) is tests/test_dashboard
 from __future__ import annotations
 
 import functools
+import os
+import pty
 import re
 import subprocess
 import sys
@@ -490,3 +492,41 @@ def test_a_preset_is_whole_utc_days_and_a_custom_range_follows_the_apis_rules(ma
     reversed_range = client.get("/analytics?from=2026-02-01&to=2026-01-01")
     assert reversed_range.status_code == 400 and field_error(reversed_range.text, "from").startswith("from: ")
     assert field_error(client.get("/analytics?days=999").text, "days") == "days: must be a whole number from 1 to 366"
+
+
+def test_the_cli_asks_for_the_password_twice_on_a_terminal(db_path, conn):
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: the real command, its terminal the pty
+        os.execv(
+            sys.executable,
+            [
+                sys.executable,
+                "-m",
+                "shortlink",
+                "account",
+                "password",
+                "--email",
+                "tty@example.com",
+                "--db",
+                str(db_path),
+            ],
+        )
+    output = b""
+    for answer in (PASSWORD, PASSWORD):
+        while b": " not in output.rsplit(b"\n", 1)[-1]:
+            output += os.read(terminal, 1024)
+        os.write(terminal, answer.encode() + b"\n")
+        output = b""
+    while True:
+        try:
+            chunk = os.read(terminal, 1024)
+        except OSError:  # the child has exited
+            break
+        if not chunk:
+            break
+        output += chunk
+    assert os.waitpid(pid, 0)[1] == 0
+    assert PASSWORD.encode() not in output  # never echoed
+    assert b"password set for tty@example.com" in output
+    stored = conn.execute("SELECT password_hash FROM accounts WHERE email = 'tty@example.com'").fetchone()[0]
+    assert signin.verify_password(stored, PASSWORD)
