@@ -101,7 +101,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_role("link", name="API keys").click()
     page.get_by_label("Name (optional)").fill("laptop script")
     page.get_by_role("button", name="Create a key").click()
-    key = page.get_by_label("API key").input_value()
+    key = page.get_by_label("API key", exact=True).input_value()
     assert page.get_by_text("it will not be shown again").is_visible()
     page.get_by_role("button", name="Copy key").click()
     assert page.evaluate("navigator.clipboard.readText()") == key
