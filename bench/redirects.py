@@ -129,17 +129,29 @@ def start_redis(work: Path) -> tuple[subprocess.Popen, str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def wrk_arguments(description: str) -> argparse.ArgumentParser:
+    """The options of every bench that drives wrk."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=64)
+    return parser
+
+
+def have_wrk() -> bool:
+    if shutil.which("wrk") is None:
+        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+        return False
+    return True
+
+
+def main() -> int:
+    parser = wrk_arguments(__doc__.splitlines()[0])
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
     parser.add_argument("--access-log", action="store_true", help="run with [server] access_log = true")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, sharing a Redis")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        print("wrk is needed: apt-get install wrk", file=sys.stderr)
+    if not have_wrk():
         return 2
 
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))

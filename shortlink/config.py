@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +20,10 @@ ENV_PREFIX = "SHORTLINK_"  # SHORTLINK_<SECTION>_<KEY> overrides [section] key
 
 # Longer than the longest `days` range (366): a `days` answer never needs a deleted click.
 MIN_RAW_RETENTION_DAYS = 367
+# Public links expire: a year at most, so that an open form never makes permanent links.
+MAX_PUBLIC_EXPIRE_DAYS = 365
+# A blocked host in its IDNA form: dot-separated labels of letters, digits and hyphens.
+_HOST_NAME = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*")
 
 
 class ConfigError(Exception):
@@ -95,6 +100,18 @@ class DashboardConfig(_Section):
     signins_per_minute_per_address: int = 20
 
 
+class PublicConfig(_Section):
+    # The "paste a URL, get a short link" page for signed-out visitors (source PUBLIC).
+    enabled: bool = False
+    # The operator-chosen account that owns every public link (its email).
+    account: str = ""
+    expire_days: int = 30
+    # Per client address (an IPv6 client is its /64), as a token bucket.
+    links_per_hour: int = 10
+    # Destinations refused: each host and its subdomains.
+    blocked_hosts: list[str] = []
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -105,6 +122,7 @@ class Config(_Section):
     clicks: ClicksConfig = msgspec.field(default_factory=ClicksConfig)
     redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
     dashboard: DashboardConfig = msgspec.field(default_factory=DashboardConfig)
+    public: PublicConfig = msgspec.field(default_factory=PublicConfig)
 
     @property
     def short_host(self) -> str:
@@ -131,6 +149,8 @@ _POSITIVE = {
     ("dashboard", "max_days"),
     ("dashboard", "signins_per_minute_per_account"),
     ("dashboard", "signins_per_minute_per_address"),
+    ("public", "expire_days"),
+    ("public", "links_per_hour"),
 }
 
 
@@ -244,3 +264,28 @@ def _check(config: Config) -> None:
         raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")
     if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError("invalid configuration: [redis] url: must start with redis://, rediss:// or unix://")
+    _check_public(config.public)
+
+
+def _is_host_name(host: str) -> bool:
+    try:
+        ascii_host = host.lower().rstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    return bool(_HOST_NAME.fullmatch(ascii_host))
+
+
+def _check_public(public: PublicConfig) -> None:
+    if public.enabled and "@" not in public.account:
+        raise ConfigError(
+            "invalid configuration: [public] account: must be the email of the account that owns public links "
+            "when [public] enabled = true"
+        )
+    if public.expire_days > MAX_PUBLIC_EXPIRE_DAYS:
+        raise ConfigError(f"invalid configuration: [public] expire_days: must be at most {MAX_PUBLIC_EXPIRE_DAYS}")
+    for host in public.blocked_hosts:
+        if not _is_host_name(host):
+            raise ConfigError(
+                f"invalid configuration: [public] blocked_hosts: {host!r} is not a host name (like example.com, "
+                "no scheme, port or path)"
+            )

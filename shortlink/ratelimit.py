@@ -1,4 +1,4 @@
-"""Token buckets: N tokens a minute per key, refilling continuously.
+"""Token buckets: N tokens a period (a minute unless told) per key, refilling continuously.
 
 Two limiters with one interface (`Limiter`): `TokenBucketLimiter` keeps the buckets in
 this process's memory (one server process); `RedisLimiter` keeps them in Redis, exact
@@ -79,9 +79,16 @@ class TokenBucketLimiter:
     here (password guessing, API use), and the table stays bounded.
     """
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
+    def __init__(
+        self,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+        period_seconds: float = 60.0,
+    ):
+        """`per_minute` tokens refill over `period_seconds` (so per hour with 3600)."""
         self.capacity = per_minute
-        self.rate = per_minute / 60.0
+        self.rate = per_minute / period_seconds
         self.refill_seconds = self.capacity / self.rate  # empty to full
         self.clock = clock
         self.max_keys = max_keys
@@ -154,9 +161,11 @@ class RedisLimiter:
     the last token. Keys are stored as a keyed hash (`secret`), never as given: a
     password-attempt key holds a visitor's IP address."""
 
-    def __init__(self, client: Redis, name: str, per_minute: int, secret: Callable[[], bytes]):
+    def __init__(
+        self, client: Redis, name: str, per_minute: int, secret: Callable[[], bytes], period_seconds: float = 60.0
+    ):
         self.capacity = per_minute
-        self.rate = per_minute / 60.0
+        self.rate = per_minute / period_seconds
         self.name = name
         self._secret = secret
         self._script = client.register_script(TAKE_SCRIPT)

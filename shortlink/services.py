@@ -10,16 +10,19 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 
 from shortlink.app.accounts import Accounts
 from shortlink.app.analytics import Analytics
+from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
+from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
 from shortlink.app.visits import Visits
-from shortlink.config import Config
+from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
@@ -48,21 +51,57 @@ async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> in
     return deleted
 
 
+def _public_account(conn: sqlite3.Connection, public: PublicConfig) -> int | None:
+    """The account that owns public links; None when public shortening is off. A missing
+    account stops start-up in one line, as a bad [storage] path does."""
+    if not public.enabled:
+        return None
+    row = account_store.account_by_email(conn, public.account)
+    if row is None:
+        raise ConfigError(
+            f"invalid configuration: [public] account: no account with email {public.account!r} "
+            f"(create it with `shortlink key create --email {public.account}`)"
+        )
+    return row["id"]
+
+
+class MemoryCaches:
+    """The in-memory caches of one process, told of changes by key: a short code (a link
+    changed: the link cache and every bio page showing it forget it) or "@" + a handle
+    (a bio page changed)."""
+
+    def __init__(self, links: LinkCache, bio: BioCache):
+        self.links, self.bio = links, bio
+
+    def discard(self, key: str) -> None:
+        if key.startswith("@"):
+            self.bio.forget_handle(key[1:])
+        else:
+            self.links.discard(key)
+            self.bio.forget_code(key)
+
+    def clear(self) -> None:
+        self.links.clear()
+        self.bio.clear()
+
+
 class Services:
     def __init__(self, config: Config):
         # Open the file once now: a bad [storage] path then stops `shortlink serve` with
         # one line before the ASGI server starts (a failing lifespan is a traceback).
         with contextlib.closing(connect(config.storage.path)) as conn:
             self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
+            public_account = _public_account(conn, config.public)
         self.config = config
         self.db = Database(config.storage.path)
         self.link_cache = LinkCache()
+        self.caches = MemoryCaches(self.link_cache, BioCache())
         # With Redis, rate limits and link changes are shared by every process using it.
         self.redis = open_redis(config.redis.url) if config.redis.url else None
-        self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.link_cache)
-        link_changed = self.link_cache.discard if self.link_changes is None else self.link_changes.changed
+        self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.caches)
+        link_changed = self.caches.discard if self.link_changes is None else self.link_changes.changed
         shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
-        self.recorder = ClickRecorder(self.db, config.clicks, shared_keys=shared_keys)
+        self.recorder = ClickRecorder(self.db, config.clicks, shared_keys=shared_keys, is_ours=self.hosts.is_ours)
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0
@@ -76,6 +115,7 @@ class Services:
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
         )
+        self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
         self.analytics = Analytics(self.db)
         dashboard = config.dashboard
@@ -96,13 +136,22 @@ class Services:
             config.trusted_networks,
             lambda: self._cookie_secret,
         )
+        self.public = PublicShortener(
+            config.public,
+            public_account,
+            self.links,
+            self.hosts,
+            self._limiter("public", config.public.links_per_hour, period_seconds=3600),
+            self.visits.address,
+        )
 
-    def _limiter(self, name: str, per_minute: int) -> Limiter:
+    def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
+        """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
         if self.redis is None:
-            return TokenBucketLimiter(per_minute)
+            return TokenBucketLimiter(per_minute, period_seconds=period_seconds)
         # Bucket names in Redis are keyed hashes (they may hold a visitor's IP): the
         # cookie secret is the key every process already shares through the database.
-        return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret)
+        return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
 
     async def start(self) -> None:
         self._data_version = await self.db.write(account_store.data_version)
@@ -112,6 +161,7 @@ class Services:
             await self.link_changes.start()
         await self.recorder.start()
         await self.fetcher.start()
+        await self.bio.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         self.db.take_over_checkpoints()
         self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
@@ -126,6 +176,7 @@ class Services:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.fetcher.stop()
+        await self.bio.stop()
         await self.recorder.stop()  # drains every queued click
         if self.link_changes is not None:
             await self.link_changes.stop()
@@ -153,8 +204,9 @@ class Services:
                 if version != self._data_version:
                     self._data_version = version
                     if self.link_changes is None or not self.link_changes.listening:
-                        self.link_cache.clear()
-                    self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains))
+                        self.caches.clear()
+                    if self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains)):
+                        self.caches.bio.clear()  # bio pages show their account's short URL base
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")
 

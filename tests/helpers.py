@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from litestar.testing import TestClient
@@ -28,6 +29,14 @@ def store_link(
         now=datetime.now(UTC),
         fetch_title=fetch_title,
     )
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "the condition") -> None:
+    """Poll until `condition()` holds (generously bounded: never a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.05)
 
 
 def wait_for_domain(client: TestClient, host: str, timeout: float = 5.0) -> None:

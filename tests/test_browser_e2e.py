@@ -8,46 +8,25 @@ test-artifacts/ for people to look at.
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
 import time
-import urllib.request
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from shortlink import accounts
 from shortlink.storage import connect
-from tests.debian import find_or_install
-from tests.live_server import LiveServer, free_port
+from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
+from tests.live_server import LiveServer
 from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
-
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
-
-
-class FakeYouTube(http.server.BaseHTTPRequestHandler):
-    """A real local web server standing in for the destination site."""
-
-    def do_GET(self):
-        body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    chromium = find_or_install("chromium", "chromium", "browser tests")
-    destination = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
-    threading.Thread(target=destination.serve_forever, daemon=True).start()
+    with destination_site() as destination_port:
+        yield from _serve(tmp_path_factory, destination_port)
+
+
+def _serve(tmp_path_factory, destination_port):
     server = LiveServer(tmp_path_factory.mktemp("browser"))
     # Short URLs as in production (https): the in-app "Open in browser" escape needs them.
     server.env["SHORTLINK_LINKS_SHORT_HOST"] = f"https://127.0.0.1:{server.port}"
@@ -75,59 +54,25 @@ def setup(tmp_path_factory):
             },
         }.items()
     }
-    request(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
+    api(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
     ARTIFACTS.mkdir(exist_ok=True)
-    yield chromium, server, destination.server_address[1], expires_at
+    yield server, destination_port, expires_at
     server.stop()
-    destination.shutdown()
-
-
-def request(server, method, path, key, body):
-    data = json.dumps(body).encode()
-    req = urllib.request.Request(
-        server.base_url + path,
-        data=data,
-        method=method,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=10) as response:
-        return json.loads(response.read())["data"]
 
 
 def create(server, key, **body):
-    return request(server, "POST", "/api/v1/links", key, body)
+    return api(server, "POST", "/api/v1/links", key, body)
 
 
 @pytest.fixture(scope="module")
 def browser(setup):
-    from playwright.sync_api import sync_playwright
-
-    chromium, _, destination_port, _ = setup
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium,
-            args=[
-                "--no-sandbox",
-                f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
-                "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
-            ],
-        )
+    _, destination_port, _ = setup
+    with chromium(destination_port) as launched:
         yield launched
-        launched.close()
-
-
-def phone(browser, user_agent):
-    return browser.new_context(
-        user_agent=user_agent,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        has_touch=True,
-    )
 
 
 def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     # What the visitor sees while the app is being tried (scripts off, so the page stays).
     context = browser.new_context(
         user_agent=IPHONE,
@@ -162,7 +107,7 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
 
 
 def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, ANDROID_CHROME)
     page = context.new_page()
     redirects = []
@@ -179,7 +124,7 @@ def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup,
 
 
 def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, INSTAGRAM_IOS)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
@@ -194,7 +139,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
 
 
 def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, FACEBOOK_ANDROID)
     page = context.new_page()
     response = page.goto(f"{server.base_url}/l/video")
@@ -219,7 +164,7 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
 
 
 def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     # Scripts off: with them the page would go on to the App Store at once.
     context = browser.new_context(
         user_agent=IPHONE,
@@ -239,7 +184,7 @@ def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
 
 
 def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
-    _, server, _, expires_at = setup
+    server, _, expires_at = setup
     context = phone(browser, IPHONE)
     page = context.new_page()
     time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
@@ -270,7 +215,7 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
 
 
 def test_too_many_password_attempts_page(setup, browser):
-    _, server, _, _ = setup
+    server, _, _ = setup
     context = phone(browser, IPHONE)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/guarded")

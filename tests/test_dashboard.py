@@ -530,3 +530,12 @@ def test_the_cli_asks_for_the_password_twice_on_a_terminal(db_path, conn):
     assert b"password set for tty@example.com" in output
     stored = conn.execute("SELECT password_hash FROM accounts WHERE email = 'tty@example.com'").fetchone()[0]
     assert signin.verify_password(stored, PASSWORD)
+
+
+def test_with_public_shortening_on_signed_out_visitors_get_its_form_and_people_their_dashboard(make_client, conn):
+    make_account(conn, "owner@example.com")
+    client = make_client(public_enabled=True, public_account="owner@example.com")
+    signed_out = client.get("/", follow_redirects=False)
+    assert signed_out.status_code == 200 and 'action="/shorten"' in signed_out.text
+    assert sign_in(client, "owner@example.com").status_code == 303
+    assert "<h1>Links</h1>" in client.get("/").text

@@ -26,21 +26,25 @@ class Hosts:
         # "host[:port]" as configured: the short host and [links] domains.
         self.configured = frozenset({urlsplit(short_host).netloc, *configured_domains})
         self._configured_names = frozenset(host_name(host) for host in self.configured)
+        self._primary_domain: dict[int, str] = {}
         self.replace_custom_domains(custom_domains)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, short_host: str, configured_domains: Iterable[str]) -> Hosts:
         return cls(short_host, configured_domains, account_store.all_domains(conn))
 
-    def replace_custom_domains(self, domains: Iterable[tuple[str, int]]) -> None:
-        """(host, account id) pairs, the account's first-connected domain first."""
+    def replace_custom_domains(self, domains: Iterable[tuple[str, int]]) -> bool:
+        """(host, account id) pairs, the account's first-connected domain first; returns
+        whether an account's short URL base changed."""
         owners: dict[str, int] = {}
         primary: dict[int, str] = {}
         for host, account_id in domains:
             owners[host] = account_id
             primary.setdefault(account_id, host)
+        changed = primary != self._primary_domain
         self._domain_owner, self._primary_domain = owners, primary
         self._sites = frozenset(site_of(host) for host in (*self.configured, *owners))
+        return changed
 
     def all(self) -> frozenset[str]:
         """Every host entry ("host[:port]"), for the fetcher's refusal list."""

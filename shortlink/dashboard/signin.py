@@ -19,6 +19,7 @@ from shortlink.dashboard.session import (
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.services import Services
 from shortlink.signin import SignInFailed
+from shortlink.web.public import public_home
 
 FORM_COOKIE_SECONDS = 3600
 
@@ -60,8 +61,9 @@ async def _credentials(request: Request) -> tuple[str, str]:
 
 
 def signed_out_home(request: Request) -> Response:
-    """`/` for a visitor who is not signed in."""
-    return see_other("/login")
+    """`/` for a visitor who is not signed in: the public shortening page when
+    `[public] enabled`, else the sign-in form."""
+    return public_home(services_of(request), request) or see_other("/login")
 
 
 @get("/", include_in_schema=False)

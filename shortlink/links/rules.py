@@ -72,7 +72,7 @@ def validate_url(field: str, url: str) -> str:
         raise ValidationError(field, f"must be at most {MAX_URL_LENGTH} characters")
     if url != url.strip() or any(ch in url for ch in "\r\n\t "):
         raise ValidationError(field, "must not contain spaces or line breaks")
-    _refuse_invisible_characters(field, url)
+    refuse_invisible_characters(field, url)
     if "\\" in _authority(url):
         # Browsers (WHATWG URL) read "\" as "/" in http(s) URLs, so they would see another
         # host than urlsplit: "https://evil.com\@www.youtube.com/" goes to evil.com.
@@ -96,7 +96,7 @@ def _authority(url: str) -> str:
     return re.split(r"[/?#]", rest, maxsplit=1)[0]
 
 
-def _refuse_invisible_characters(field: str, text: str) -> None:
+def refuse_invisible_characters(field: str, text: str) -> None:
     """Control characters (C0, DEL, C1), Unicode line and paragraph separators and bidi
     controls: invisible or disruptive in pages, logs and terminals, never needed in a URL
     or title."""
@@ -157,7 +157,7 @@ def validate_title(title: str) -> str:
         raise ValidationError("title", "must be 1-200 characters")
     if not title.strip():
         raise ValidationError("title", "must not be blank")
-    _refuse_invisible_characters("title", title)
+    refuse_invisible_characters("title", title)
     return title
 
 

@@ -22,8 +22,12 @@ BUSY_TIMEOUT_MS = 10_000
 POINT_READ_BUSY_MS = 200
 # Reader threads: lists, analytics and the like, beside the writer.
 READER_THREADS = 3
-# Page cache per connection: rollup upserts touch pages all over their tables.
+# Page cache of the writer: rollup upserts touch pages all over their tables.
 CACHE_KIB = 64 * 1024
+# Page cache of each read-only connection. A reader's cache is emptied whenever another
+# connection has committed (every click batch, under load), so a large one only holds
+# memory; the operating system's file cache keeps the pages warm between queries.
+READER_CACHE_KIB = 8 * 1024
 
 
 class DatabaseUnavailable(ConfigError):
@@ -63,7 +67,7 @@ def connect_reader(path: str | Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> 
     )
     conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
     conn.create_function("folded_contains", 4, _folded_contains, deterministic=True)
     return conn
 

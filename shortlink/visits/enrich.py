@@ -6,7 +6,7 @@ request path. The labels are what the analytics breakdowns show:
 - device: one of DEVICES;
 - browser, os: the ua-parser family names ("Other" when unknown);
 - country: ISO 3166-1 alpha-2, or UNKNOWN_COUNTRY;
-- referrer: the referring host, or DIRECT;
+- referrer: the referring host (with the handle for a bio page of ours), or DIRECT;
 - campaign: the utm_source value, or NO_CAMPAIGN.
 """
 
@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
 import ua_parser
 
+from shortlink.bio.rules import referrer_label
 from shortlink.visits import matomo
 
 DEVICES = ("mobile", "tablet", "desktop", "other")
@@ -153,11 +155,16 @@ def user_agent_labels(user_agent: str) -> tuple[str, str, str]:
 
 
 @lru_cache(maxsize=USER_AGENT_CACHE_SIZE)
-def referrer_host(referrer: str) -> str:
+def referrer_host(referrer: str, is_ours: Callable[[str], bool] = lambda _host: False) -> str:
+    """The referring host; for a bio page of ours, "<host>/@<handle>", so that clicks made
+    through a bio page stand apart from other pages of the service."""
     try:
-        host = urlsplit(referrer.strip()).hostname
+        parts = urlsplit(referrer.strip())
+        host = parts.hostname
     except ValueError:
         host = None
+    if host and parts.path.startswith("/@") and is_ours(host):
+        return referrer_label(host, parts.path) or host
     return host or DIRECT
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Protocol
 
 from redis.asyncio import Redis
-
-from shortlink.visits.cache import LinkCache
 
 log = logging.getLogger("shortlink.invalidation")
 
@@ -27,8 +26,16 @@ RETRY_SECONDS = 0.5
 SUBSCRIBE_WAIT_SECONDS = 5.0
 
 
+class Forgetting(Protocol):
+    """What the changes are told to: the link cache, or every in-memory cache of the process."""
+
+    def discard(self, key: str) -> None: ...
+
+    def clear(self) -> None: ...
+
+
 class LinkChanges:
-    def __init__(self, client: Redis, cache: LinkCache):
+    def __init__(self, client: Redis, cache: Forgetting):
         self.client, self.cache = client, cache
         self._listening = asyncio.Event()
         self._outgoing: asyncio.Queue[str] = asyncio.Queue()

@@ -47,14 +47,19 @@ def cookie_is_valid(
 
 
 def attempt_key(ip: str, link_id: int) -> tuple[str, int]:
-    """The bucket of password attempts a visitor draws from: per link and visitor, where an
-    IPv6 visitor is their /64 (whoever holds a /64 can rotate addresses within it)."""
+    """The bucket of password attempts a visitor draws from: per link and visitor."""
+    return client_bucket(ip), link_id
+
+
+def client_bucket(ip: str) -> str:
+    """Who a limit counts: the IP, where an IPv6 visitor is their /64 (whoever holds a /64
+    can rotate addresses within it)."""
     if ":" not in ip:
-        return ip, link_id
+        return ip
     try:
         address = ipaddress.IPv6Address(ip)
     except ValueError:
-        return ip, link_id
+        return ip
     if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped), link_id
-    return str(ipaddress.IPv6Network((address, 64), strict=False)), link_id
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))

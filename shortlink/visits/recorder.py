@@ -48,10 +48,13 @@ class ClickRecorder:
         config: ClicksConfig,
         clock: Callable[[], float] = time.time,
         shared_keys: SharedDayKeys | None = None,
+        is_ours: Callable[[str], bool] = lambda _host: False,
     ):
         """`shared_keys`: with more than one server process, every process hashes visitors
-        with the same day key (through Redis), so unique visitors stay exact."""
+        with the same day key (through Redis), so unique visitors stay exact. `is_ours`
+        tells the service's own hosts (a referrer from our bio page keeps its handle)."""
         self.db, self.config, self.clock, self.shared_keys = db, config, clock, shared_keys
+        self.is_ours = is_ours
         self.written = 0
         self.dropped = 0
         self.last_flush_at = time.monotonic()
@@ -183,7 +186,7 @@ class ClickRecorder:
             browser,
             os_family,
             enrich.country_of(click.ip, click.country_hint),
-            enrich.referrer_host(click.referrer),
+            enrich.referrer_host(click.referrer, self.is_ours),
             enrich.campaign_label(click.campaign),
             click.user_agent,
             enrich.visitor_hash(self._day_key(day), click.ip, click.user_agent),

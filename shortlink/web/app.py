@@ -1,4 +1,5 @@
-"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, the dashboard, /healthz."""
+"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, the dashboard,
+bio pages, the public shortening page, /healthz."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
+from shortlink.web.bio import bio_handlers
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import NOSNIFF, handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
+from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.visitor import visitor_handlers
 
@@ -46,6 +49,8 @@ def create_app(config: Config) -> Litestar:
             mcp.route_handler(),
             *dashboard_handlers(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
+            *bio_handlers(services.bio),
+            shorten,
         ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),

@@ -46,8 +46,8 @@ def error_response(status: int, code: ErrorCode, message: str, headers: dict[str
 
 
 def _visitor_not_found() -> Response:
-    """A visitor path that is no short code (/l/a/b) gets the visitor's 404 page, which
-    names nothing from the request, rather than the API's JSON echoing the path."""
+    """A visitor path that is no short code (/l/a/b) or bio page gets the visitor's 404 page,
+    which names nothing from the request, rather than the API's JSON echoing the path."""
     reply = respond.not_found()
     return Response(content=reply.body, status_code=reply.status, media_type=MediaType.HTML, headers=reply.headers)
 
@@ -78,7 +78,7 @@ def handle_exception(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ValidationException):
         return error_response(400, "VALIDATION_ERROR", _validation_message(exc))
     if isinstance(exc, NotFoundException):
-        if request.url.path == "/l" or request.url.path.startswith("/l/"):
+        if request.url.path == "/l" or request.url.path.startswith(("/l/", "/@")):
             return _visitor_not_found()
         return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
     if isinstance(exc, MethodNotAllowedException):

@@ -1,0 +1,1 @@
+"""Bio pages: one public page per account at /@<handle> listing some of its links as buttons."""

@@ -1,0 +1,89 @@
+"""What the browser tests share: the stand-in destination site, Chromium as they launch it,
+phone contexts, and the JSON API of a live server."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.debian import find_or_install
+from tests.live_server import LiveServer, free_port
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
+
+
+class FakeYouTube(http.server.BaseHTTPRequestHandler):
+    """A real local web server standing in for the destination site."""
+
+    def do_GET(self):
+        body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def destination_site() -> Iterator[int]:
+    """The stand-in destination on a free port of 127.0.0.1; yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+
+
+@contextmanager
+def chromium(destination_port: int):
+    """Debian's Chromium (installed when missing), headless, sending www.youtube.com to the
+    stand-in destination."""
+    from playwright.sync_api import sync_playwright
+
+    executable = find_or_install("chromium", "chromium", "browser tests")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable,
+            args=[
+                "--no-sandbox",
+                f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
+                "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+            ],
+        )
+        yield launched
+        launched.close()
+
+
+def phone(browser, user_agent, **options):
+    return browser.new_context(
+        **{
+            "user_agent": user_agent,
+            "viewport": {"width": 390, "height": 844},
+            "device_scale_factor": 2,
+            "is_mobile": True,
+            "has_touch": True,
+            **options,
+        }
+    )
+
+
+def api(server: LiveServer, method: str, path: str, key: str, body: dict | None = None):
+    """The `data` of a JSON API answer."""
+    req = urllib.request.Request(
+        server.base_url + path,
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as response:
+        return json.loads(response.read())["data"]
