@@ -21,7 +21,6 @@ hundred rules. Colours and type come from static/charts.css, through these class
   area; `ts-bar`: the column itself.
 - `ts-x`: an x-axis label, with `ts-x-narrow` or `ts-x-wide`: one of two label sets, thinned for a
   narrow (phone) or wide chart; the stylesheet shows one set, by container width.
-- `ts-note`: the "No clicks in this period" note over an all-zero chart.
 - `chart-table`: the `<details>` "Show as table"; `chart-data`: its `<table>`; `num`: a number cell.
 - `breakdown`: a breakdown's `<table>`; `breakdown-name`, `breakdown-count`, `breakdown-share`: its
   cells; `breakdown-bar`: the bar's `<svg>`, with `breakdown-track` (100 %) and `breakdown-fill`.
@@ -105,14 +104,14 @@ def percent_text(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".") + "%"
 
 
-def gridline_values(top: int) -> list[int]:
+def _gridline_values(top: int) -> list[int]:
     """Round values from 0 to at most `top`, 1, 2 or 5 times a power of ten apart, at most six."""
     steps = (multiple * 10**power for power in itertools.count() for multiple in (1, 2, 5))
     step = next(step for step in steps if step * (MAX_GRIDLINES - 1) >= top)
     return list(range(0, top + 1, step))
 
 
-def x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
+def _x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
     """Evenly spaced points to label, first and last included, whose labels fit side by side in plot_px."""
     if not labels:
         return []
@@ -126,7 +125,7 @@ def x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
 
 
 def _label_span(index: int, count: int, label_px: float, plot_px: int) -> tuple[float, float]:
-    """Where a label drawn by `_x_label` lies, in pixels, on a plot plot_px wide."""
+    """Where a label drawn by `_x_labels` lies, in pixels, on a plot plot_px wide."""
     start, anchor = _label_anchor(index, count, label_px, plot_px)
     left = start * plot_px / 100 - {"start": 0, "middle": label_px / 2, "end": label_px}[anchor]
     return left, left + label_px
@@ -144,7 +143,7 @@ def _label_anchor(index: int, count: int, label_px: float, plot_px: int) -> tupl
 
 def _gridlines(top: int) -> list[tuple[int, float]]:
     """(value, y) of each gridline for a plot whose top is `top`."""
-    return [(value, PLOT_BOTTOM - value * PLOT_HEIGHT / top) for value in gridline_values(top)]
+    return [(value, PLOT_BOTTOM - value * PLOT_HEIGHT / top) for value in _gridline_values(top)]
 
 
 def _axis(gridlines: list[tuple[int, float]]) -> Markup:
@@ -162,27 +161,22 @@ def _axis(gridlines: list[tuple[int, float]]) -> Markup:
 
 
 def _plot(chart_id: str, points: Sequence[tuple[str, int]], top: int, noun: str) -> Markup:
+    """The gridlines, the columns and the x labels; all zero is a flat row of empty columns."""
     lines = Markup("").join(
         Markup('<line class="{cls}" x1="0" x2="100%" y1="{y:.2f}" y2="{y:.2f}"/>').format(
             cls="ts-base" if value == 0 else "ts-grid", y=y
         )
         for value, y in _gridlines(top)
     )
-    note = Markup("")
-    if not any(value for _, value in points):
-        note = Markup(
-            '<text class="ts-note" x="50%" y="{y}" text-anchor="middle">No {noun} in this period</text>'
-        ).format(y=PLOT_TOP + PLOT_HEIGHT // 2, noun=noun)
     return Markup(
         '<svg class="ts-plot" width="100%" height="{h}" role="img" '
-        'aria-labelledby="{id}-title" aria-describedby="{id}-summary">{lines}{columns}{labels}{note}</svg>'
+        'aria-labelledby="{id}-title" aria-describedby="{id}-summary">{lines}{columns}{labels}</svg>'
     ).format(
         h=HEIGHT,
         id=chart_id,
         lines=lines,
         columns=Markup("").join(_column(index, len(points), point, top, noun) for index, point in enumerate(points)),
         labels=_x_labels([label for label, _ in points]),
-        note=note,
     )
 
 
@@ -224,7 +218,7 @@ def _x_labels(labels: list[str]) -> Markup:
             cls=cls, x=x, y=LABEL_BASELINE, anchor=anchor, text=labels[index]
         )
         for cls, plot_px in (("ts-x-narrow", NARROW_PX), ("ts-x-wide", WIDE_PX))
-        for index in x_label_indices(labels, plot_px)
+        for index in _x_label_indices(labels, plot_px)
         for x, anchor in [_label_anchor(index, len(labels), label_px, plot_px)]
     )
 
@@ -236,7 +230,7 @@ def _summary(points: Sequence[tuple[str, int]], noun: str) -> Markup:
         return Markup("No {noun} in this period").format(noun=noun)
     busiest, most = max(points, key=lambda point: point[1])
     # A date is not broken at its hyphens.
-    return Markup('{total} {noun} in total; the most on <span class="chart-nowrap">{busiest} ({most})</span>').format(
+    return Markup('{total} {noun} in total; busiest: <span class="chart-nowrap">{busiest} ({most})</span>').format(
         total=count_text(total), noun=noun, busiest=busiest, most=count_text(most)
     )
 
