@@ -37,3 +37,10 @@ def wait_for_domain(client: TestClient, host: str, timeout: float = 5.0) -> None
     while not hosts.is_ours(host):
         assert time.monotonic() < deadline, f"the server never noticed {host}"
         time.sleep(0.05)
+
+
+def error_of(response):
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    assert body["error"]["message"]
+    return body["error"]["code"]

@@ -20,7 +20,7 @@ from shortlink.visits.appurls import (
 )
 from shortlink.visits.classify import Visitor
 from shortlink.visits.utm import forward_utm
-from tests.test_visitor_route import DESKTOP, make_link
+from tests.visitors import DESKTOP, make_link
 
 SHO_RT = Hosts("", ["sho.rt"]).is_ours
 

@@ -3,13 +3,7 @@ import json
 import pytest
 
 from tests.conftest import bearer, run_cli
-
-
-def error_of(response):
-    body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
-    assert body["error"]["message"]
-    return body["error"]["code"]
+from tests.helpers import error_of
 
 
 @pytest.mark.parametrize(

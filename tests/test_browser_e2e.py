@@ -22,7 +22,7 @@ from shortlink import accounts
 from shortlink.storage import connect
 from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
-from tests.test_visitor_route import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
+from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"

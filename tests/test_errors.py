@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.test_auth_and_me import error_of
+from tests.helpers import error_of
 
 
 def test_unknown_route(client, auth):

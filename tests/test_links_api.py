@@ -10,7 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from tests.conftest import SHORT_HOST, bearer
-from tests.test_auth_and_me import error_of
+from tests.helpers import error_of
 
 LINK_FIELDS = {
     "id",

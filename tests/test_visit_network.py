@@ -13,7 +13,7 @@ import pytest
 
 from shortlink.visits.passwords import attempt_key
 from tests.live_server import LiveServer
-from tests.test_visitor_route import DESKTOP, make_link
+from tests.visitors import DESKTOP, make_link
 
 GB_ADDRESS = "81.2.69.142"  # in geoip2fast's offline tables as GB
 

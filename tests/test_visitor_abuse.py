@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.test_visitor_route import DESKTOP, flush, make_link, visit
+from tests.visitors import DESKTOP, flush, make_link, visit
 
 
 @pytest.fixture

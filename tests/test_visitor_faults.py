@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.visits import passwords
 from tests.conftest import bearer
-from tests.test_visitor_route import (
+from tests.visitors import (
     ANDROID_CHROME,
     DESKTOP,
     FACEBOOK_ANDROID,
