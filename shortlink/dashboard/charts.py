@@ -12,7 +12,8 @@ two decimals, where a fixed set of width classes (`w-0` … `w-100`) would round
 hundred rules. Colours and type come from static/charts.css, through these classes:
 
 - `chart`: a chart's card (`<figure>`); `chart-title` its caption; `chart-summary` the line under it
-  (total and busiest period); `chart-empty`: "No clicks in this period".
+  (total and busiest period, which `chart-nowrap` keeps on one line); `chart-empty`: "No clicks in
+  this period".
 - `ts-frame`: the time series' two SVGs side by side: `ts-axis` (the y-axis numbers, hidden from
   screen readers) and `ts-plot` (the columns, `role="img"`, named by the caption).
 - `ts-grid`: a gridline; `ts-base`: the zero line; `ts-tick`: a y-axis number.
@@ -20,7 +21,6 @@ hundred rules. Colours and type come from static/charts.css, through these class
   area; `ts-bar`: the column itself.
 - `ts-x`: an x-axis label, with `ts-x-narrow` or `ts-x-wide`: one of two label sets, thinned for a
   narrow (phone) or wide chart; the stylesheet shows one set, by container width.
-- `ts-note`: the "No clicks in this period" note over an all-zero chart.
 - `chart-table`: the `<details>` "Show as table"; `chart-data`: its `<table>`; `num`: a number cell.
 - `breakdown`: a breakdown's `<table>`; `breakdown-name`, `breakdown-count`, `breakdown-share`: its
   cells; `breakdown-bar`: the bar's `<svg>`, with `breakdown-track` (100 %) and `breakdown-fill`.
@@ -42,12 +42,13 @@ PLOT_BOTTOM = 170
 LABEL_BASELINE = 190
 PLOT_HEIGHT = PLOT_BOTTOM - PLOT_TOP
 MAX_GRIDLINES = 6
-# x labels: a generous width per character of the 12 px axis font (DejaVu Sans digits are the
-# widest common ones), the least room between two labels, and the smallest plot each label set is
-# shown on (the stylesheet switches sets at a 36rem container, leaving at least WIDE_PX of plot).
-CHAR_PX = 8
+# x labels: a generous width per character of the 12 px axis font (DejaVu Sans digits, the widest
+# common ones, are 7.6 px, its hyphen and colon half that), the least room between two labels, and
+# the narrowest plot each label set is shown on: a 360 px phone leaves about 250 px of plot, and
+# the stylesheet shows the wide set from a 36rem container, which leaves at least 480 px.
+CHAR_PX = 7.5
 LABEL_GAP_PX = 12
-NARROW_PX = 240
+NARROW_PX = 250
 WIDE_PX = 480
 MAX_X_LABELS = 12
 
@@ -103,14 +104,14 @@ def percent_text(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".") + "%"
 
 
-def gridline_values(top: int) -> list[int]:
+def _gridline_values(top: int) -> list[int]:
     """Round values from 0 to at most `top`, 1, 2 or 5 times a power of ten apart, at most six."""
     steps = (multiple * 10**power for power in itertools.count() for multiple in (1, 2, 5))
     step = next(step for step in steps if step * (MAX_GRIDLINES - 1) >= top)
     return list(range(0, top + 1, step))
 
 
-def x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
+def _x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
     """Evenly spaced points to label, first and last included, whose labels fit side by side in plot_px."""
     if not labels:
         return []
@@ -123,14 +124,14 @@ def x_label_indices(labels: Sequence[str], plot_px: int) -> list[int]:
     return [0]
 
 
-def _label_span(index: int, count: int, label_px: int, plot_px: int) -> tuple[float, float]:
-    """Where a label drawn by `_x_label` lies, in pixels, on a plot plot_px wide."""
+def _label_span(index: int, count: int, label_px: float, plot_px: int) -> tuple[float, float]:
+    """Where a label drawn by `_x_labels` lies, in pixels, on a plot plot_px wide."""
     start, anchor = _label_anchor(index, count, label_px, plot_px)
     left = start * plot_px / 100 - {"start": 0, "middle": label_px / 2, "end": label_px}[anchor]
     return left, left + label_px
 
 
-def _label_anchor(index: int, count: int, label_px: int, plot_px: int) -> tuple[float, str]:
+def _label_anchor(index: int, count: int, label_px: float, plot_px: int) -> tuple[float, str]:
     """A label's x (percent) and text-anchor: under its column, or flush with an edge it would cross."""
     centre = (index + 0.5) * 100 / count
     if centre * plot_px / 100 < label_px / 2:
@@ -142,12 +143,12 @@ def _label_anchor(index: int, count: int, label_px: int, plot_px: int) -> tuple[
 
 def _gridlines(top: int) -> list[tuple[int, float]]:
     """(value, y) of each gridline for a plot whose top is `top`."""
-    return [(value, PLOT_BOTTOM - value * PLOT_HEIGHT / top) for value in gridline_values(top)]
+    return [(value, PLOT_BOTTOM - value * PLOT_HEIGHT / top) for value in _gridline_values(top)]
 
 
 def _axis(gridlines: list[tuple[int, float]]) -> Markup:
     """The y-axis numbers, right-aligned beside the plot (the table carries them for screen readers)."""
-    width = max(len(count_text(value)) for value, _ in gridlines) * CHAR_PX + 8
+    width = round(max(len(count_text(value)) for value, _ in gridlines) * CHAR_PX + 8)
     ticks = Markup("").join(
         Markup(
             '<text class="ts-tick" x="{x}" y="{y:.2f}" text-anchor="end" dominant-baseline="middle">{text}</text>'
@@ -160,36 +161,33 @@ def _axis(gridlines: list[tuple[int, float]]) -> Markup:
 
 
 def _plot(chart_id: str, points: Sequence[tuple[str, int]], top: int, noun: str) -> Markup:
+    """The gridlines, the columns and the x labels; all zero is a flat row of empty columns."""
     lines = Markup("").join(
         Markup('<line class="{cls}" x1="0" x2="100%" y1="{y:.2f}" y2="{y:.2f}"/>').format(
             cls="ts-base" if value == 0 else "ts-grid", y=y
         )
         for value, y in _gridlines(top)
     )
-    note = Markup("")
-    if not any(value for _, value in points):
-        note = Markup(
-            '<text class="ts-note" x="50%" y="{y}" text-anchor="middle">No {noun} in this period</text>'
-        ).format(y=PLOT_TOP + PLOT_HEIGHT // 2, noun=noun)
     return Markup(
         '<svg class="ts-plot" width="100%" height="{h}" role="img" '
-        'aria-labelledby="{id}-title" aria-describedby="{id}-summary">{lines}{columns}{labels}{note}</svg>'
+        'aria-labelledby="{id}-title" aria-describedby="{id}-summary">{lines}{columns}{labels}</svg>'
     ).format(
         h=HEIGHT,
         id=chart_id,
         lines=lines,
         columns=Markup("").join(_column(index, len(points), point, top, noun) for index, point in enumerate(points)),
         labels=_x_labels([label for label, _ in points]),
-        note=note,
     )
 
 
 def _column(index: int, count: int, point: tuple[str, int], top: int, noun: str) -> Markup:
     """One column: a transparent full-height hover area and the bar, under one <title>."""
     label, value = point
-    slot = 100 / count
+    # Edges rounded as printed, so that touching columns (a year of them) share an edge exactly
+    # and no pixel column between them is left unpainted.
+    left, right = round(index * 100 / count, 4), round((index + 1) * 100 / count, 4)
     # A gap between columns while they are wide enough to show one; 366 days touch.
-    gap = slot * (0.25 if count <= 31 else 0.15 if count <= 92 else 0)
+    gap = (right - left) * (0.25 if count <= 31 else 0.15 if count <= 92 else 0)
     height = value * PLOT_HEIGHT / top
     return Markup(
         '<g class="ts-col"><title>{label}: {value} {noun}</title>'
@@ -199,13 +197,13 @@ def _column(index: int, count: int, point: tuple[str, int], top: int, noun: str)
         label=label,
         value=count_text(value),
         noun=noun,
-        x=index * slot,
+        x=left,
         top=PLOT_TOP,
-        slot=slot,
+        slot=right - left,
         plot=PLOT_HEIGHT,
-        bar_x=index * slot + gap / 2,
+        bar_x=left + gap / 2,
         y=PLOT_BOTTOM - height,
-        bar_w=slot - gap,
+        bar_w=right - left - gap,
         height=height,
     )
 
@@ -220,18 +218,21 @@ def _x_labels(labels: list[str]) -> Markup:
             cls=cls, x=x, y=LABEL_BASELINE, anchor=anchor, text=labels[index]
         )
         for cls, plot_px in (("ts-x-narrow", NARROW_PX), ("ts-x-wide", WIDE_PX))
-        for index in x_label_indices(labels, plot_px)
+        for index in _x_label_indices(labels, plot_px)
         for x, anchor in [_label_anchor(index, len(labels), label_px, plot_px)]
     )
 
 
-def _summary(points: Sequence[tuple[str, int]], noun: str) -> str:
+def _summary(points: Sequence[tuple[str, int]], noun: str) -> Markup:
     """Total and busiest period, in words: the chart's short description."""
     total = sum(value for _, value in points)
     if not total:
-        return f"No {noun} in this period"
+        return Markup("No {noun} in this period").format(noun=noun)
     busiest, most = max(points, key=lambda point: point[1])
-    return f"{count_text(total)} {noun} in total; the most on {busiest} ({count_text(most)})"
+    # A date is not broken at its hyphens.
+    return Markup('{total} {noun} in total; busiest: <span class="chart-nowrap">{busiest} ({most})</span>').format(
+        total=count_text(total), noun=noun, busiest=busiest, most=count_text(most)
+    )
 
 
 def _table(title: str, points: Sequence[tuple[str, int]], value_label: str) -> Markup:
