@@ -11,11 +11,9 @@ test-artifacts/.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 import zxingcpp
@@ -26,11 +24,10 @@ from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect
 from tests.accessibility import axe_violations
-from tests.debian import find_or_install
+from tests.browser import ARTIFACTS, api, chromium, destination_site, phone
 from tests.live_server import LiveServer
 from tests.visitors import IPHONE
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 EMAIL, PASSWORD = "person@example.com", "a long enough password"
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 900}
@@ -52,22 +49,17 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    chromium = find_or_install("chromium", "chromium", "browser tests")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+    with destination_site() as port, chromium(port) as launched:
         yield launched
-        launched.close()
 
 
-def api(server, path: str, key: str) -> tuple[int, dict]:
+def api_status(server, path: str, key: str) -> int:
     request = urllib.request.Request(server.base_url + path, headers={"Authorization": f"Bearer {key}"})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
+            return response.status
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        return error.code
 
 
 def sign_in(page, server) -> None:
@@ -105,7 +97,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     assert page.get_by_text("it will not be shown again").is_visible()
     page.get_by_role("button", name="Copy key").click()
     assert page.evaluate("navigator.clipboard.readText()") == key
-    assert api(server, "/api/v1/me", key)[0] == 200
+    assert api_status(server, "/api/v1/me", key) == 200
 
     # A link made here is a DASHBOARD link for the API.
     page.get_by_role("link", name="Links").click()
@@ -115,13 +107,13 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_role("button", name="Create link").click()
     assert page.get_by_text("The link was created.").is_visible()
     link_url = page.url.split("?")[0]
-    status, listing = api(server, "/api/v1/links?shortCode=e2e", key)
-    assert status == 200 and listing["data"][0]["source"] == "DASHBOARD"
-    short_url = listing["data"][0]["shortUrl"]
+    listing = api(server, "GET", "/api/v1/links?shortCode=e2e", key)
+    assert listing[0]["source"] == "DASHBOARD"
+    short_url = listing[0]["shortUrl"]
 
     # A phone's visit shows in the link's analytics.
-    phone = browser.new_context(user_agent=IPHONE, viewport=PHONE, is_mobile=True)
-    assert phone.request.get(short_url, max_redirects=0).status in (200, 302)
+    iphone = phone(browser, IPHONE)
+    assert iphone.request.get(short_url, max_redirects=0).status == 200  # the page offering the app
     wait_for_text(page, link_url + "/analytics", "1 clicks in total")
     assert page.get_by_role("table", name="Operating systems").get_by_text("iOS").is_visible()
 
@@ -129,7 +121,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.goto(link_url)
     page.get_by_role("button", name="Pause").click()
     assert page.locator("h1 .badge.paused").is_visible()
-    visitor = phone.new_page()
+    visitor = iphone.new_page()
     visitor.goto(short_url)
     assert visitor.get_by_text("This link is currently unavailable.").is_visible()
 
@@ -150,14 +142,14 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_role("link", name="Revoke…").click()
     page.get_by_role("button", name="Revoke the key").click()
     assert page.get_by_text("The key was revoked.").is_visible()
-    assert api(server, "/api/v1/me", key)[0] == 401
+    assert api_status(server, "/api/v1/me", key) == 401
 
     # Signed out: the dashboard is behind the sign-in form again.
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(server.base_url + "/login")
     page.goto(server.base_url + "/keys")
     assert page.url == server.base_url + "/login"
-    phone.close()
+    iphone.close()
     context.close()
 
 
