@@ -43,6 +43,25 @@ class AccountOverview(msgspec.Struct, frozen=True):
     domains: list[str]
 
 
+class AccountSummary(msgspec.Struct, rename="camel"):
+    id: str
+    email: str
+    name: str | None
+    subscription_active: bool
+    active_keys: int
+    links: int
+    created_at: str
+
+
+class KeySummary(msgspec.Struct, rename="camel"):
+    id: str
+    prefix: str
+    name: str | None
+    created_at: str
+    revoked_at: str | None
+    last_used_at: str | None = None
+
+
 class Principal(msgspec.Struct, frozen=True):
     """Who an API request acts for."""
 
@@ -144,8 +163,32 @@ def key_use_is_stale(principal: Principal, now: datetime) -> bool:
     return last is None or (now - from_iso(last)).total_seconds() >= KEY_USE_RESOLUTION_SECONDS
 
 
-def list_keys(conn: sqlite3.Connection, email: str) -> list[sqlite3.Row]:
-    return store.api_keys_of(conn, account_for(conn, email)["id"])
+def keys_of(conn: sqlite3.Connection, account_id: int) -> list[KeySummary]:
+    return [
+        KeySummary(
+            row["public_id"], row["prefix"], row["name"], row["created_at"], row["revoked_at"], row["last_used_at"]
+        )
+        for row in store.api_keys_of(conn, account_id)
+    ]
+
+
+def list_keys(conn: sqlite3.Connection, email: str) -> list[KeySummary]:
+    return keys_of(conn, account_for(conn, email)["id"])
+
+
+def list_accounts(conn: sqlite3.Connection) -> list[AccountSummary]:
+    return [
+        AccountSummary(
+            id=row["public_id"],
+            email=row["email"],
+            name=row["name"],
+            subscription_active=bool(row["subscription_active"]),
+            active_keys=row["active_keys"],
+            links=row["links"],
+            created_at=row["created_at"],
+        )
+        for row in store.all_accounts(conn)
+    ]
 
 
 def set_subscription(conn: sqlite3.Connection, email: str, active: bool) -> None:

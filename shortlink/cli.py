@@ -1,7 +1,12 @@
-"""The `shortlink` command: serve, keys, subscriptions, domains, demo data, MCP, backups.
+"""The `shortlink` command: serve, links, accounts, dashboard passwords, keys, subscriptions, domains, demo data, MCP, backups, doctor.
 
 Every command opens the same SQLite file (migrating it if needed) and calls the
-same functions the API uses, so it works while the server is running.
+same functions the API uses, so it works while the server is running. Each command
+returns its result as (JSON value, human text); `main` prints one or the other, so
+`--json` always prints exactly one JSON document on stdout.
+
+Exit codes: 0 done; 1 usage, bad configuration, invalid input or refused; 2 not found;
+130 stopped by Ctrl-C (what was finished is kept, nothing half-written).
 """
 
 from __future__ import annotations
@@ -10,97 +15,152 @@ import argparse
 import asyncio
 import getpass
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
+
+import msgspec
+import shtab
 
 from shortlink import accounts, signin
+from shortlink.app.hosts import Hosts
 from shortlink.config import Config, ConfigError, load_config
-from shortlink.errors import ShortlinkError, ValidationError
+from shortlink.errors import NotFoundError, ShortlinkError, ValidationError
+from shortlink.links import service
+from shortlink.links.platforms import Platform
+from shortlink.links.schema import Link, LinkFilter
+from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
 from shortlink.storage import connect
 from shortlink.storage.database import backup
 
+EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2
+SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
 
-def _common(parser: argparse.ArgumentParser) -> None:
+# What a command returns: its JSON value and the text a person reads.
+Output = tuple[Any, str]
+
+
+class Unhealthy(Exception):
+    """`doctor` found a problem: its full report is printed all the same, with exit code 1."""
+
+    def __init__(self, value: Any, text: str):
+        super().__init__(text)
+        self.output: Output = (value, text)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error; here 2 means "not found", so usage is 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _common(parser: argparse.ArgumentParser, json_output: bool = True) -> None:
     parser.add_argument("--db", help="SQLite database file (default: [storage] path)")
     parser.add_argument("--config", help="configuration file (default: ./shortlink.toml)")
+    if json_output:
+        parser.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
+
+
+def _command(group, name: str, run: Callable, help: str, json_output: bool = True) -> argparse.ArgumentParser:
+    parser = group.add_parser(name, help=help)
+    parser.set_defaults(run=run)
+    _common(parser, json_output)
+    return parser
+
+
+def _group(commands, name: str, help: str):
+    return commands.add_parser(name, help=help, description=help).add_subparsers(
+        dest="action", required=True, metavar="ACTION", parser_class=Parser
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shortlink", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = Parser(prog="shortlink", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
-    serve = commands.add_parser("serve", help="run the server")
+    serve = _command(commands, "serve", cmd_serve, "run the server", json_output=False)
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument(
         "--workers", type=int, default=1, help="server processes on this port (more than 1 needs [redis] url)"
     )
-    _common(serve)
-    serve.set_defaults(run=cmd_serve)
 
-    key = commands.add_parser("key", help="API keys").add_subparsers(dest="action", required=True)
-    create = key.add_parser("create", help="create a key (and the account, with Pro, if new)")
+    links = _group(commands, "links", "links of any account")
+    listing = _command(links, "list", cmd_links_list, "list an account's links, newest first (the API's filters)")
+    listing.add_argument("--email", required=True, help="the account")
+    listing.add_argument("--search", help="in the code, URL, title and description")
+    listing.add_argument("--platform", choices=[platform.value for platform in Platform])
+    listing.add_argument("--short-code")
+    listing.add_argument("--source", choices=SOURCES, help="where the link was made")
+    state = listing.add_mutually_exclusive_group()
+    state.add_argument("--active", dest="is_active", action="store_true", default=None)
+    state.add_argument("--inactive", dest="is_active", action="store_false")
+    listing.add_argument("--page", type=int, default=1)
+    listing.add_argument("--limit", type=int, default=20, help="links per page, 1 to 100 (default 20)")
+    show = _command(links, "show", cmd_links_show, "show one link")
+    show.add_argument("link_id", metavar="ID")
+    delete = _command(links, "delete", cmd_links_delete, "delete a link with its clicks (asks first)")
+    delete.add_argument("link_id", metavar="ID")
+    delete.add_argument("--yes", action="store_true", help="do not ask (needed when not on a terminal)")
+
+    account_commands = _group(commands, "accounts", "accounts")
+    _command(account_commands, "list", cmd_accounts_list, "list every account")
+
+    key = _group(commands, "key", "API keys")
+    create = _command(key, "create", cmd_key_create, "create a key (and the account, with Pro, if new)")
     create.add_argument("--email", required=True)
     create.add_argument("--name")
-    create.add_argument("--json", action="store_true", help="print one JSON object")
-    _common(create)
-    create.set_defaults(run=cmd_key_create)
-    revoke = key.add_parser("revoke", help="revoke a key by its id")
-    revoke.add_argument("key_id")
-    _common(revoke)
-    revoke.set_defaults(run=cmd_key_revoke)
-    listing = key.add_parser("list", help="list an account's keys")
-    listing.add_argument("--email", required=True)
-    _common(listing)
-    listing.set_defaults(run=cmd_key_list)
+    _command(key, "revoke", cmd_key_revoke, "revoke a key by its id").add_argument("key_id")
+    _command(key, "list", cmd_key_list, "list an account's keys").add_argument("--email", required=True)
 
-    account = commands.add_parser("account", help="dashboard accounts").add_subparsers(dest="action", required=True)
-    password = account.add_parser(
-        "password", help="set an account's dashboard password (and create the account, with Pro, if new)"
+    account = _group(commands, "account", "an account's dashboard sign-in")
+    password = _command(
+        account,
+        "password",
+        cmd_account_password,
+        "set the dashboard password (and create the account, with Pro, if new)",
     )
     password.add_argument("--email", required=True)
     password.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
-    _common(password)
-    password.set_defaults(run=cmd_account_password)
 
-    subscription = commands.add_parser("subscription", help="Pro subscriptions").add_subparsers(
-        dest="action", required=True
-    )
-    set_sub = subscription.add_parser("set", help="activate or deactivate an account's subscription")
+    subscription = _group(commands, "subscription", "Pro subscriptions")
+    set_sub = _command(subscription, "set", cmd_subscription_set, "activate or deactivate an account's subscription")
     set_sub.add_argument("--email", required=True)
     state = set_sub.add_mutually_exclusive_group(required=True)
     state.add_argument("--active", dest="active", action="store_true")
     state.add_argument("--inactive", dest="active", action="store_false")
-    _common(set_sub)
-    set_sub.set_defaults(run=cmd_subscription_set)
 
-    domain = commands.add_parser("domain", help="custom domains").add_subparsers(dest="action", required=True)
-    add = domain.add_parser("add", help="connect a custom domain to an account")
+    domain = _group(commands, "domain", "custom domains")
+    add = _command(domain, "add", cmd_domain_add, "connect a custom domain to an account")
     add.add_argument("--email", required=True)
     add.add_argument("host")
-    _common(add)
-    add.set_defaults(run=cmd_domain_add)
 
-    demo = commands.add_parser("demo", help="demo data").add_subparsers(dest="action", required=True)
-    seed = demo.add_parser("seed", help="create demo links and record realistic clicks on them")
+    demo = _group(commands, "demo", "demo data")
+    seed = _command(demo, "seed", cmd_demo_seed, "create demo links and record realistic clicks on them")
     seed.add_argument("--email", required=True, help="account (created with Pro if new)")
     seed.add_argument("--links", type=int, required=True)
     seed.add_argument("--clicks", type=int, required=True)
     seed.add_argument("--days", type=int, default=30, help="spread the clicks over this many days (default 30)")
-    _common(seed)
-    seed.set_defaults(run=cmd_demo_seed)
 
-    mcp = commands.add_parser("mcp", help="the MCP tools over stdio for local assistants; key from SHORTLINK_API_KEY")
+    mcp = _command(
+        commands,
+        "mcp",
+        cmd_mcp,
+        "the MCP tools over stdio for local assistants; key from SHORTLINK_API_KEY",
+        json_output=False,
+    )
     mcp.add_argument("--url", help="relay to this running instance (its base URL) instead of using the database")
-    _common(mcp)
-    mcp.set_defaults(run=cmd_mcp)
 
-    backup = commands.add_parser("backup", help="write a consistent copy of the live database")
-    backup.add_argument("path")
-    _common(backup)
-    backup.set_defaults(run=cmd_backup)
+    _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
+    _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
+    # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
+    completion = commands.add_parser("completion", help="print the shell completion script (bash, zsh, tcsh, fish)")
+    shtab.add_argument_to(completion, "shell", parent=parser)
     return parser
 
 
@@ -121,31 +181,112 @@ def _with_db(args: argparse.Namespace, action: Callable):
         conn.close()
 
 
+def _hosts(conn: sqlite3.Connection, config: Config) -> Hosts:
+    return Hosts.load(conn, config.short_host, config.links.domains)
+
+
 def cmd_serve(args: argparse.Namespace) -> None:
     from shortlink.server import serve
 
     serve(_config(args), workers=args.workers)
 
 
-def cmd_key_create(args: argparse.Namespace) -> None:
+def _link_line(link: Link) -> str:
+    state = "active" if link.is_active else "paused"
+    extras = [state, link.platform.value if link.platform else "", link.source or "", f"{link.click_count} clicks"]
+    return f"{link.id}  {link.short_url}  {link.original_url}  " + "  ".join(extra for extra in extras if extra)
+
+
+def cmd_links_list(args: argparse.Namespace) -> Output:
+    query = LinkFilter(
+        page=args.page,
+        limit=args.limit,
+        search=args.search,
+        short_code=args.short_code,
+        platform=Platform(args.platform) if args.platform else None,
+        is_active=args.is_active,
+        source=args.source,
+    )
+    if not 1 <= query.limit <= 100:
+        raise ValidationError("--limit", "must be from 1 to 100")
+    if query.page < 1:
+        raise ValidationError("--page", "must be at least 1")
+    config = _config(args)
+
+    def read(conn: sqlite3.Connection):
+        account_id = accounts.account_for(conn, args.email)["id"]
+        return service.list_links(conn, account_id, query, _hosts(conn, config).base_for_account(account_id))
+
+    found, pagination = _with_db(args, read)
+    text = "\n".join(_link_line(link) for link in found) or "no links"
+    footer = f"page {pagination.page} of {max(pagination.pages, 1)}, {pagination.total} links"
+    return {"data": found, "pagination": pagination}, f"{text}\n{footer}"
+
+
+def _owned_link(conn: sqlite3.Connection, config: Config, link_id: str) -> tuple[int, Link]:
+    account_id = service.owner_of(conn, link_id)
+    return account_id, service.get_link(conn, account_id, link_id, _hosts(conn, config).base_for_account(account_id))
+
+
+def cmd_links_show(args: argparse.Namespace) -> Output:
+    config = _config(args)
+    _, link = _with_db(args, lambda conn: _owned_link(conn, config, args.link_id))
+    fields = msgspec.to_builtins(link)
+    width = max(len(name) for name in fields)
+    return link, "\n".join(f"{name:<{width}}  {'-' if value is None else value}" for name, value in fields.items())
+
+
+def _confirmed(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise ShortlinkError("not on a terminal: add --yes to delete without being asked")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def cmd_links_delete(args: argparse.Namespace) -> Output:
+    config = _config(args)
+
+    def delete(conn: sqlite3.Connection) -> Link:
+        account_id, link = _owned_link(conn, config, args.link_id)
+        question = f"Delete {link.short_url} -> {link.original_url} and its {link.click_count} clicks?"
+        if not args.yes and not _confirmed(question):
+            raise ShortlinkError("not deleted")
+        service.delete_link(conn, account_id, args.link_id)
+        return link
+
+    link = _with_db(args, delete)
+    return {"deleted": link.id, "shortUrl": link.short_url}, f"deleted {link.id} ({link.short_url})"
+
+
+def cmd_accounts_list(args: argparse.Namespace) -> Output:
+    found = _with_db(args, accounts.list_accounts)
+    lines = [
+        f"{account.id}  {account.email}  {'Pro' if account.subscription_active else 'no subscription'}  "
+        f"{account.active_keys} keys  {account.links} links  created {account.created_at}"
+        for account in found
+    ]
+    return {"data": found}, "\n".join(lines) or "no accounts"
+
+
+def cmd_key_create(args: argparse.Namespace) -> Output:
     created = _with_db(args, lambda conn: accounts.create_key(conn, args.email, args.name))
-    if args.json:
-        print(
-            json.dumps({"key": created.key, "keyId": created.key_id, "userId": created.user_id, "email": created.email})
-        )
-    else:
-        print(f"API key for {created.email} (shown once, store it now):\n  {created.key}\nkey id: {created.key_id}")
+    # The contract: {"key", "keyId", "userId", "email"}, nothing else.
+    text = f"API key for {created.email} (shown once, store it now):\n  {created.key}\nkey id: {created.key_id}"
+    return created, text
 
 
-def cmd_key_revoke(args: argparse.Namespace) -> None:
+def cmd_key_revoke(args: argparse.Namespace) -> Output:
     _with_db(args, lambda conn: accounts.revoke_key(conn, args.key_id))
-    print(f"revoked {args.key_id}")
+    return {"revoked": args.key_id}, f"revoked {args.key_id}"
 
 
-def cmd_key_list(args: argparse.Namespace) -> None:
-    for row in _with_db(args, lambda conn: accounts.list_keys(conn, args.email)):
-        status = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
-        print(f"{row['public_id']}  {row['prefix']}…  {row['name'] or '-'}  created {row['created_at']}  {status}")
+def cmd_key_list(args: argparse.Namespace) -> Output:
+    found = _with_db(args, lambda conn: accounts.list_keys(conn, args.email))
+    lines = [
+        f"{key.id}  {key.prefix}…  {key.name or '-'}  created {key.created_at}  "
+        + (f"revoked {key.revoked_at}" if key.revoked_at else "active")
+        for key in found
+    ]
+    return {"data": found}, "\n".join(lines) or "no keys"
 
 
 def _read_password(from_stdin: bool) -> str:
@@ -157,31 +298,39 @@ def _read_password(from_stdin: bool) -> str:
     return first
 
 
-def cmd_account_password(args: argparse.Namespace) -> None:
+def cmd_account_password(args: argparse.Namespace) -> Output:
     """Ends every dashboard session of the account, as a password change there does."""
     password_hash = signin.hash_password(_read_password(args.password_stdin))
     account = _with_db(args, lambda conn: signin.set_password(conn, args.email, password_hash))
-    print(f"password set for {account['email']}; its dashboard sessions have been signed out")
+    text = f"password set for {account['email']}; its dashboard sessions have been signed out"
+    return {"email": account["email"], "userId": account["public_id"]}, text
 
 
-def cmd_subscription_set(args: argparse.Namespace) -> None:
+def cmd_subscription_set(args: argparse.Namespace) -> Output:
     _with_db(args, lambda conn: accounts.set_subscription(conn, args.email, args.active))
-    print(f"subscription of {args.email}: {'active' if args.active else 'inactive'}")
+    state = "active" if args.active else "inactive"
+    return {"email": args.email, "subscriptionActive": args.active}, f"subscription of {args.email}: {state}"
 
 
-def cmd_domain_add(args: argparse.Namespace) -> None:
+def cmd_domain_add(args: argparse.Namespace) -> Output:
     host = _with_db(args, lambda conn: accounts.add_domain(conn, args.email, args.host))
-    print(f"connected {host} to {args.email}")
+    return {"host": host, "email": args.email}, f"connected {host} to {args.email}"
 
 
-def cmd_demo_seed(args: argparse.Namespace) -> None:
+def cmd_demo_seed(args: argparse.Namespace) -> Output:
     from shortlink.demo import seed
 
-    result = asyncio.run(seed(_config(args), args.email, args.links, args.clicks, args.days))
-    print(
+    with stop_on_interrupt() as stop:
+        result = asyncio.run(seed(_config(args), args.email, args.links, args.clicks, args.days, stop=stop))
+    text = (
         f"seeded {result.links} links and {result.clicks} clicks "
         f"({result.bots} from bots) for {args.email} over {args.days} days"
     )
+    if result.interrupted:
+        raise Interrupted(
+            f"interrupted: {text}, of {args.links} links and {args.clicks} clicks asked for; those are stored"
+        )
+    return msgspec.structs.asdict(result) | {"email": args.email, "days": args.days}, text
 
 
 def cmd_mcp(args: argparse.Namespace) -> None:
@@ -196,29 +345,83 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         asyncio.run(stdio.serve_local(_config(args), key))
 
 
-def cmd_backup(args: argparse.Namespace) -> None:
+def cmd_backup(args: argparse.Namespace) -> Output:
     destination = Path(args.path)
     if destination.exists():
         raise ShortlinkError(f"{args.path} exists; choose a new file")
     source = _config(args).storage.path
     if not Path(source).is_file():  # opening it would create an empty database to copy
         raise ShortlinkError(f"no database at {source}")
+
+    def copy(conn: sqlite3.Connection) -> int:
+        with stop_on_interrupt() as stop, progress("backup", 0, "pages") as copied:
+
+            def step(done: int, total: int) -> None:
+                copied.set_total(total)
+                copied.advance(done - copied.done)
+                stop.check()  # between two steps: the unfinished copy is removed
+
+            backup(conn, destination, step)
+            return copied.total
+
     try:
-        _with_db(args, lambda conn: backup(conn, destination))
+        pages = _with_db(args, copy)
+    except Interrupted:
+        raise Interrupted(f"interrupted: no backup written to {args.path}") from None
     except (sqlite3.Error, OSError) as exc:
-        destination.unlink(missing_ok=True)  # nothing half-written to be mistaken for a backup
         raise ShortlinkError(f"backup to {args.path} failed: {exc}") from None
-    print(f"backed up to {args.path}")
+    size = destination.stat().st_size
+    return {"path": str(destination), "pages": pages, "bytes": size}, f"backed up to {args.path}"
+
+
+def cmd_doctor(args: argparse.Namespace) -> Output:
+    from shortlink.doctor import diagnose
+
+    report = diagnose(args.config, os.environ, storage_path=args.db)
+    lines = [f"configuration file: {report.config_file}"]
+    width = max((len(setting.key) for setting in report.settings), default=0)
+    lines += [f"  {s.key:<{width}}  {json.dumps(s.value)}  ({s.origin})" for s in report.settings]
+    lines += [f"{name}: {json.dumps(value)}" for name, value in report.facts.items()]
+    lines += [f"{f.severity.upper()} [{f.check}] {f.message} -> {f.fix}" for f in report.findings]
+    problems = sum(finding.severity == "problem" for finding in report.findings)
+    lines.append("healthy" if report.healthy else f"{problems} problem{'s' if problems > 1 else ''} found")
+    result = msgspec.to_builtins(report) | {"healthy": report.healthy}
+    if not report.healthy:
+        raise Unhealthy(result, "\n".join(lines))
+    return result, "\n".join(lines)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
+def _fail(args: argparse.Namespace, code: str, message: str, exit_code: int) -> int:
+    print(f"shortlink: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        _print_json({"error": {"code": code, "message": message}})
+    return exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    exit_code = EXIT_OK
     try:
-        args.run(args)
+        output = args.run(args)
+    except Unhealthy as unhealthy:
+        output, exit_code = unhealthy.output, EXIT_USAGE
     except ConfigError as exc:
-        print(f"shortlink: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, "CONFIGURATION", str(exc), EXIT_USAGE)
+    except NotFoundError as exc:
+        return _fail(args, exc.code, exc.message, EXIT_NOT_FOUND)
     except ShortlinkError as exc:
-        print(f"shortlink: {exc.message}", file=sys.stderr)
-        return 1
-    return 0
+        # A plain ShortlinkError is the CLI refusing (a file exists, no --yes...).
+        return _fail(args, "REFUSED" if type(exc) is ShortlinkError else exc.code, exc.message, EXIT_USAGE)
+    except Interrupted as exc:
+        return _fail(args, "INTERRUPTED", str(exc) or "interrupted", INTERRUPTED_EXIT_CODE)
+    if output is not None:
+        value, text = output
+        if args.json:
+            _print_json(value)
+        else:
+            print(text)
+    return exit_code

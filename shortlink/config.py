@@ -9,7 +9,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -154,12 +154,28 @@ _POSITIVE = {
 }
 
 
+Origin = Literal["default", "file", "environment", "command line"]
+
+
+class LoadedConfig(msgspec.Struct, frozen=True):
+    config: Config
+    file: Path
+    origins: dict[str, Origin]  # "section.key" → where its value came from
+
+
 def load_config(path: str | Path | None = None, environ: Mapping[str, str] | None = None, **overrides: Any) -> Config:
     """Read the TOML file (when it exists), apply environment overrides, validate.
 
     `overrides` are "section.key" pairs given with underscores, e.g.
     storage_path="x.db", as the CLI's --db/--host/--port flags do.
     """
+    return load_config_with_origins(path, environ, **overrides).config
+
+
+def load_config_with_origins(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None, **overrides: Any
+) -> LoadedConfig:
+    """`load_config`, also saying where each key's value came from (for `shortlink doctor`)."""
     environ = os.environ if environ is None else environ
     file = Path(path if path is not None else DEFAULT_CONFIG_FILE)
     raw: dict[str, Any] = {}
@@ -172,12 +188,18 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
         raise ConfigError(f"{file}: no such configuration file")
 
     _check_environment_names(environ)
+    origins: dict[str, Origin] = {}
     for section_name, section_type in _sections().items():
+        in_file = raw.get(section_name, {})
         for key, key_type in _fields(section_type).items():
             env_name = _env_name(section_name, key)
             value = overrides.get(f"{section_name}_{key}")
+            origin: Origin = "command line"
             if value is None and env_name in environ:
-                value = _from_env(environ[env_name], key_type)
+                value, origin = _from_env(environ[env_name], key_type), "environment"
+            if value is None:
+                origin = "file" if isinstance(in_file, dict) and key in in_file else "default"
+            origins[f"{section_name}.{key}"] = origin
             if value is not None:
                 raw.setdefault(section_name, {})
                 if not isinstance(raw[section_name], dict):
@@ -188,7 +210,7 @@ def load_config(path: str | Path | None = None, environ: Mapping[str, str] | Non
     except msgspec.ValidationError as exc:
         raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
     _check(config)
-    return config
+    return LoadedConfig(config, file, origins)
 
 
 def _sections() -> dict[str, type]:
@@ -203,15 +225,18 @@ def _env_name(section: str, key: str) -> str:
     return f"{ENV_PREFIX}{section}_{key}".upper()
 
 
+def unknown_environment_names(environ: Mapping[str, str]) -> list[str]:
+    """SHORTLINK_* variables that are not a setting."""
+    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
+    return [name for name in sorted(environ) if name.startswith(ENV_PREFIX) and name not in known]
+
+
 def _check_environment_names(environ: Mapping[str, str]) -> None:
     """SHORTLINK_<SECTION>_<KEY> with a known section but no such key is a misspelt
     override that would be silently ignored: like an unknown TOML key, it stops start-up.
     Other SHORTLINK_* names (no section of ours) may belong to the operator's own tools,
     so they are only warned about."""
-    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
-    for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX) or name in known:
-            continue
+    for name in unknown_environment_names(environ):
         section = next((s for s in _sections() if name.startswith(_env_name(s, ""))), None)
         if section is not None:
             raise ConfigError(

@@ -24,6 +24,7 @@ from shortlink.config import Config
 from shortlink.errors import ValidationError
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
+from shortlink.progress import StopRequest, progress
 from shortlink.storage import Database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
@@ -122,6 +123,7 @@ class SeedResult(msgspec.Struct):
     links: int
     clicks: int
     bots: int
+    interrupted: bool = False  # Ctrl-C: what is counted here was written, the rest was not started
 
 
 def _draw(rng: random.Random, weighted: list[tuple[int, str]], count: int) -> list[str]:
@@ -193,13 +195,23 @@ def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[
     ]
 
 
-async def seed(config: Config, email: str, links: int, clicks: int, days: int = 30, seed_value: int = 7) -> SeedResult:
+async def seed(
+    config: Config,
+    email: str,
+    links: int,
+    clicks: int,
+    days: int = 30,
+    seed_value: int = 7,
+    stop: StopRequest | None = None,
+) -> SeedResult:
     """Create `links` (at least 1) demo links for the account and record `clicks` clicks
-    on them over the last `days` (at least 1) days.
+    on them over the last `days` (at least 1) days, reporting progress on stderr.
 
     The links are dated at the start of that period, before their first click, as
     links that had been there all along. A count out of BOUNDS is a ValidationError
-    naming the command's option."""
+    naming the command's option. When `stop` is requested the work ends between two
+    links or two chunks of clicks: everything counted in the result is written."""
+    stop = stop if stop is not None else StopRequest()
     for name, value in (("links", links), ("clicks", clicks), ("days", days)):
         low, high = BOUNDS[name]
         if not low <= value <= high:
@@ -217,37 +229,50 @@ async def seed(config: Config, email: str, links: int, clicks: int, days: int = 
         hosts = Hosts(config.short_host)
         now_ms = int(time.time() * 1000)
         created = datetime.fromtimestamp(_first_day_ms(now_ms, days) / 1000, UTC)
-        targets = []
-        for number in range(links):
-            destination = DESTINATIONS[number % len(DESTINATIONS)]
-            link = await db.write(
-                service.create_link,
-                account["id"],
-                CreateLink(original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
-                is_ours=hosts.is_ours,
-                base=hosts.short_host,
-                daily_limit=links + 10**6,
-                now=created,
-                fetch_title=False,
-                source=None,
-            )
-            row = await db.write(link_store.link_by_code, link.short_code)
-            assert row is not None, "created just now"
-            targets.append((row["id"], account["id"]))
-        await recorder.start()
+        targets: list[tuple[int, int]] = []
+        with progress("demo seed", links, "links") as made_links:
+            while len(targets) < links and not stop.requested:
+                targets.append(await _demo_link(db, hosts, account["id"], len(targets), created, links))
+                made_links.advance()
         made = bots = 0
-        # In chunks: ten million clicks don't fit in memory at once.
-        for times in _click_times(rng, now_ms, days, clicks):
-            # The recorder's own task writes while the next chunk is drawn; the queue
-            # holds two chunks, so waiting for one to drain means no click is dropped.
-            while recorder.pending > DEMO_CHUNK:
-                await asyncio.sleep(0.005)
-            chunk = demo_clicks(rng, targets, times)
-            for click in chunk:
-                recorder.record(click)
-            made += len(chunk)
-            bots += sum(click.is_bot for click in chunk)
-        await recorder.stop()
-        return SeedResult(links=len(targets), clicks=made, bots=bots)
+        await recorder.start()
+        with progress("demo seed", clicks if targets else 0, "clicks") as recorded:
+            # In chunks: ten million clicks don't fit in memory at once.
+            for times in _click_times(rng, now_ms, days, clicks if targets else 0):
+                if stop.requested:
+                    break
+                # The recorder's own task writes while the next chunk is drawn; the queue
+                # holds two chunks, so waiting for one to drain means no click is dropped.
+                while recorder.pending > DEMO_CHUNK:
+                    await asyncio.sleep(0.005)
+                chunk = demo_clicks(rng, targets, times)
+                for click in chunk:
+                    recorder.record(click)
+                made += len(chunk)
+                bots += sum(click.is_bot for click in chunk)
+                recorded.advance(len(chunk))
+        await recorder.stop()  # writes every queued click: the counted ones are all stored
+        return SeedResult(links=len(targets), clicks=made, bots=bots, interrupted=stop.requested)
     finally:
         db.close()
+
+
+async def _demo_link(
+    db: Database, hosts: Hosts, account_id: int, number: int, created: datetime, links: int
+) -> tuple[int, int]:
+    """Demo link number `number`, as (link id, account id)."""
+    destination = DESTINATIONS[number % len(DESTINATIONS)]
+    link = await db.write(
+        service.create_link,
+        account_id,
+        CreateLink(original_url=destination, title=f"Demo {number + 1}: {destination.split('/')[2]}"),
+        is_ours=hosts.is_ours,
+        base=hosts.short_host,
+        daily_limit=links + 10**6,
+        now=created,
+        fetch_title=False,
+        source=None,
+    )
+    row = await db.write(link_store.link_by_code, link.short_code)
+    assert row is not None, "created just now"
+    return row["id"], account_id

@@ -88,9 +88,9 @@ def test_cli_changes_apply_to_the_running_server_on_the_next_request(client, db_
 
 def test_cli_errors_are_one_line_messages(db_path):
     result = run_cli("key", "revoke", "key_nope", "--db", str(db_path), check=False)
-    assert result.returncode == 1 and "no active key" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 2 and "no active key" in result.stderr and "Traceback" not in result.stderr
     result = run_cli("subscription", "set", "--email", "x@y.z", "--active", "--db", str(db_path), check=False)
-    assert result.returncode == 1 and "no account" in result.stderr
+    assert result.returncode == 2 and "no account" in result.stderr
 
 
 def test_second_key_of_an_account_shares_the_account(client, new_key):

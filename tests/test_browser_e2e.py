@@ -8,6 +8,7 @@ test-artifacts/ for people to look at.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
@@ -15,6 +16,7 @@ import pytest
 
 from shortlink import accounts
 from shortlink.storage import connect
+from tests.accessibility import axe_violations
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
 from tests.live_server import LiveServer
 from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
@@ -46,6 +48,21 @@ def _serve(tmp_path_factory, destination_port):
                 "password": "open sesame",
             },
             "store": {"originalUrl": "https://apps.apple.com/us/app/youtube/id544007664", "customCode": "store"},
+            # An internationalised host with a title: the pages show both, and the punycode.
+            "titled": {
+                "originalUrl": "https://www.xn--mnchen-3ya.de/rathaus",
+                "customCode": "titled",
+                "title": "Rathaus opening hours",
+            },
+            # One per colour scheme: each runs out of password attempts.
+            **{
+                f"locked-{scheme}": {
+                    "originalUrl": "https://example.com/a11y",
+                    "customCode": f"locked-{scheme}",
+                    "password": "open sesame",
+                }
+                for scheme in ("light", "dark")
+            },
             "paused": {"originalUrl": "https://example.com/p", "customCode": "paused"},
             "expiring": {
                 "originalUrl": "https://example.com/e",
@@ -74,13 +91,7 @@ def browser(setup):
 def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser):
     server, _, _ = setup
     # What the visitor sees while the app is being tried (scripts off, so the page stays).
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     assert page.get_by_text("Open in app").is_visible()
@@ -166,13 +177,7 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
 def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
     server, _, _ = setup
     # Scripts off: with them the page would go on to the App Store at once.
-    context = browser.new_context(
-        user_agent=IPHONE,
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        java_script_enabled=False,
-    )
+    context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     assert page.goto(f"{server.base_url}/l/store").status == 200
     assert (
@@ -229,4 +234,67 @@ def test_too_many_password_attempts_page(setup, browser):
     assert answered.value.headers["retry-after"].isdigit()
     assert "too many attempts" in page.inner_text("body").lower()
     page.screenshot(path=ARTIFACTS / "too-many-attempts.png")
+    context.close()
+
+
+# Every page a visitor can be shown, as (name, user agent, code, status after any wrong
+# password posts: 403 after one, 429 after as many as it takes).
+VISITOR_PAGES = [
+    ("iphone-interstitial", IPHONE, "video", 200),
+    ("iphone-store-page", IPHONE, "store", 200),
+    ("in-app-interstitial", INSTAGRAM_IOS, "titled", 200),
+    ("android-in-app-interstitial", FACEBOOK_ANDROID, "video", 200),
+    ("password", IPHONE, "locked-{scheme}", 200),
+    ("password-wrong", IPHONE, "locked-{scheme}", 403),
+    ("too-many-attempts", IPHONE, "locked-{scheme}", 429),
+    ("paused", IPHONE, "paused", 404),
+    ("expired", IPHONE, "expiring", 410),
+    ("not-found", IPHONE, "nothing-here", 404),
+]
+
+
+def without_page_scripts(route):
+    """The response with its CSP's script-src set to 'none'.
+
+    The interstitials move on by themselves (to the app, the store or the website), so
+    their script must not run while axe looks at them; axe needs scripts on (its promises),
+    and runs anyway: it is injected through the DevTools protocol, which no CSP governs."""
+    response = route.fetch()
+    policy = re.sub(r"script-src [^;]+", "script-src 'none'", response.headers["content-security-policy"])
+    route.fulfill(response=response, headers={**response.headers, "content-security-policy": policy})
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_visitor_page_passes_axe_on_a_375px_phone(setup, browser, scheme):
+    server, _, expires_at = setup
+    time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
+    for name, user_agent, code, status in VISITOR_PAGES:
+        context = phone(browser, user_agent, viewport={"width": 375, "height": 812}, color_scheme=scheme)
+        page = context.new_page()
+        page.route(f"{server.base_url}/**", without_page_scripts)
+        url = f"{server.base_url}/l/{code.format(scheme=scheme)}"
+        answered = page.goto(url).status
+        while answered != status and answered in (200, 403):
+            page.fill("input[name=password]", "wrong guess")
+            with page.expect_response(url) as response:
+                page.click("button[type=submit]")
+            answered = response.value.status
+        assert answered == status, (name, scheme)
+        assert axe_violations(page) == [], (name, scheme)
+        # Nothing wider than the phone: no sideways scrolling.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375, (name, scheme)
+        page.screenshot(path=ARTIFACTS / f"{name}-{scheme}.png", full_page=True)
+        context.close()
+
+
+def test_interstitials_say_where_the_link_leads(setup, browser):
+    server, _, _ = setup
+    context = phone(browser, INSTAGRAM_IOS)
+    page = context.new_page()
+    page.goto(f"{server.base_url}/l/titled")
+    where = page.locator(".where")
+    assert where.locator("strong").inner_text() == "münchen.de"
+    text = where.inner_text()
+    assert "www.münchen.de" in text and "www.xn--mnchen-3ya.de" in text and "/rathaus" not in text
+    assert page.locator("h1").inner_text() == "Rathaus opening hours"
     context.close()

@@ -75,7 +75,7 @@ def test_bad_configuration_is_one_line_naming_the_key(tmp_path, text, env, names
 def test_bad_configuration_stops_the_cli_without_a_traceback(tmp_path):
     path = write(tmp_path, "[server]\nport = 'x'\n")
     result = run_cli("key", "list", "--email", "a@b.c", "--config", str(path), check=False)
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "[server] port" in result.stderr
 
@@ -128,7 +128,7 @@ def test_an_unknown_environment_variable_stops_the_cli_in_one_line(tmp_path, mon
     result = run_cli(
         "key", "list", "--email", "a@b.c", "--config", str(path), "--db", str(tmp_path / "x.db"), check=False
     )
-    assert result.returncode == 2 and result.stdout == ""
+    assert result.returncode == 1 and result.stdout == ""
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("shortlink: ") and result.stderr.count("\n") == 1, result.stderr
     assert "SHORTLINK_SERVER_PROT" in result.stderr and "port" in result.stderr

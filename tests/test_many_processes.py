@@ -261,7 +261,7 @@ def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path):
 
 def test_more_than_one_worker_without_redis_is_refused_in_one_line(tmp_path):
     result = run_cli("serve", "--workers", "2", "--db", str(tmp_path / "x.db"), check=False)
-    assert result.returncode == 2 and result.stdout == ""
+    assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("shortlink: --workers 2 needs [redis] url") and result.stderr.count("\n") == 1
 
 

@@ -36,13 +36,13 @@ def all_pages(title: str | None = "A title") -> dict[str, str]:
         "not_found": pages.not_found_page(),
         "paused": pages.paused_page(),
         "expired": pages.expired_page(),
-        "password": pages.password_page(),
-        "password_error": pages.password_page("Wrong <password>"),
+        "password": pages.password_page(VIDEO, title),
+        "password_error": pages.password_page(VIDEO, title, "Wrong <password>"),
         "too_many": pages.too_many_attempts_page(42),
-        "ios": pages.ios_page(IOS_PLAN, title),
-        "store": pages.store_page(STORE_PLAN, title),
-        "in_app": pages.in_app_page(IN_APP_PLAN, title),
-        "android_in_app": pages.in_app_page(ANDROID_IN_APP_PLAN, title),
+        "ios": pages.ios_page(IOS_PLAN, title, IOS_PLAN.location),
+        "store": pages.store_page(STORE_PLAN, title, STORE_PLAN.location),
+        "in_app": pages.in_app_page(IN_APP_PLAN, title, IN_APP_PLAN.location),
+        "android_in_app": pages.in_app_page(ANDROID_IN_APP_PLAN, title, ANDROID_IN_APP_PLAN.location),
     }
 
 
@@ -104,7 +104,9 @@ def test_hostile_titles_are_escaped(title):
 
 def test_hostile_urls_cannot_leave_the_json_block_or_an_attribute():
     hostile = 'https://example.com/</script><script>alert(1)</script>?a="b"&c=<d>'
-    document = pages.ios_page(Plan("ios", hostile, hostile, auto_url="youtube://x/</script>", fallback=hostile), None)
+    document = pages.ios_page(
+        Plan("ios", hostile, hostile, auto_url="youtube://x/</script>", fallback=hostile), None, hostile
+    )
     page = Page(document)
     data_blocks = [source for attrs, source in page.scripts if attrs.get("type") == "application/json"]
     assert len(data_blocks) == 1 and "<" not in data_blocks[0] and "&" not in data_blocks[0]
@@ -123,7 +125,7 @@ def the_script(page: Page) -> tuple[dict, str]:
 
 
 def test_ios_page_tries_the_app_once_and_falls_back_unless_hidden():
-    page = Page(pages.ios_page(IOS_PLAN, "Rick"))
+    page = Page(pages.ios_page(IOS_PLAN, "Rick", VIDEO))
     # The button is the https universal link; the website link is the website, never iosUrl.
     assert page.anchors == [(VIDEO, "Open in app"), (VIDEO, "Continue to website")]
     data, script = the_script(page)
@@ -134,31 +136,33 @@ def test_ios_page_tries_the_app_once_and_falls_back_unless_hidden():
 
 
 def test_store_page_opens_the_store_once_and_keeps_a_button():
-    page = Page(pages.store_page(STORE_PLAN, None))
+    page = Page(pages.store_page(STORE_PLAN, None, STORE_PLAN.location))
     assert page.anchors == [(STORE, "Open in the App Store"), ("https://example.com/", "Continue to website")]
     assert the_script(page)[0] == {"auto": STORE, "fallback": None, "delay": 2500}
     # An App Store link itself: no second button to the same place.
-    alone = Page(pages.store_page(Plan("store", STORE, STORE, auto_url=STORE), None))
+    alone = Page(pages.store_page(Plan("store", STORE, STORE, auto_url=STORE), None, STORE))
     assert alone.anchors == [(STORE, "Open in the App Store")]
 
 
 def test_in_app_page_offers_app_browser_and_continue():
-    page = Page(pages.in_app_page(IN_APP_PLAN, None))
+    page = Page(pages.in_app_page(IN_APP_PLAN, None, IN_APP_PLAN.location))
     assert page.anchors == [
         (IN_APP_PLAN.app_url, "Open in app"),
         (IN_APP_PLAN.escape_url, "Open in browser"),
         (IN_APP_PLAN.location, "Continue"),
     ]
     assert page.scripts == []  # iOS in-app pages never open anything by themselves
-    without_escape = Page(pages.in_app_page(Plan("in_app", IN_APP_PLAN.location, IN_APP_PLAN.app_url), None))
+    without_escape = Page(pages.in_app_page(Plan("in_app", IN_APP_PLAN.location, IN_APP_PLAN.app_url), None, VIDEO))
     assert without_escape.anchors == [(IN_APP_PLAN.app_url, "Open in app"), (IN_APP_PLAN.location, "Continue")]
-    no_app = Page(pages.in_app_page(Plan("in_app", "https://example.com/", escape_url=IN_APP_PLAN.escape_url), None))
+    no_app = Page(
+        pages.in_app_page(Plan("in_app", "https://example.com/", escape_url=IN_APP_PLAN.escape_url), None, VIDEO)
+    )
     assert no_app.anchors == [(IN_APP_PLAN.escape_url, "Open in browser"), ("https://example.com/", "Continue")]
     assert "its app" not in "".join(no_app.text)
 
 
 def test_android_in_app_page_arms_the_fallback_on_the_app_button_only():
-    page = Page(pages.in_app_page(ANDROID_IN_APP_PLAN, None))
+    page = Page(pages.in_app_page(ANDROID_IN_APP_PLAN, None, ANDROID_IN_APP_PLAN.location))
     app_button = next(attrs for tag, attrs in page.tags if tag == "a" and attrs.get("id") == "app")
     assert app_button["href"] == ANDROID_IN_APP_PLAN.app_url
     data, script = the_script(page)
@@ -166,15 +170,16 @@ def test_android_in_app_page_arms_the_fallback_on_the_app_button_only():
     assert "getElementById('app').addEventListener('click'" in script
 
 
-def test_password_page_posts_to_the_same_url_and_reveals_nothing():
-    page = Page(pages.password_page("That password is not right <b>"))
+def test_password_page_posts_to_the_same_url_and_reveals_only_the_host():
+    page = Page(pages.password_page(VIDEO, None, "That password is not right <b>"))
     form = next(attrs for tag, attrs in page.tags if tag == "form")
     assert form == {"method": "post"}  # same URL, query (utm) included
     field = next(attrs for tag, attrs in page.tags if tag == "input")
     assert field["name"] == "password" and field["type"] == "password"
     assert "That password is not right <b>" in page.text
     assert not any(tag == "b" for tag, _ in page.tags)
-    assert 'role="alert"' not in pages.password_page()
+    assert "youtube.com" in "".join(page.text) and "dQw4w9WgXcQ" not in "".join(page.text)
+    assert 'role="alert"' not in pages.password_page(VIDEO, None)
 
 
 def test_too_many_attempts_says_when_to_retry():
@@ -185,3 +190,28 @@ def test_too_many_attempts_says_when_to_retry():
 def test_pages_are_small():
     assert all(len(document.encode()) < 4096 for document in all_pages().values())
     assert re.search(r"<title>Link not found · shortlink</title>", pages.not_found_page())
+
+
+@pytest.mark.parametrize("name", ["password", "ios", "store", "in_app", "android_in_app"])
+def test_pages_that_lead_somewhere_say_where(name):
+    page = Page(all_pages("Never gonna give you up")[name])
+    text = "".join(page.text)
+    assert "This link leads to" in text and "Never gonna give you up" in text
+    registrable = "example.com" if name == "store" else "youtube.com"
+    # The registrable host in bold, its subdomains beside it in plain text.
+    assert ("strong", {}) in page.tags and registrable in page.text
+
+
+def test_a_look_alike_host_shows_its_punycode_and_plain_http_is_flagged():
+    cyrillic = "https://www.\u0430pple.com/login"  # а is Cyrillic
+    page = Page(pages.in_app_page(Plan("in_app", cyrillic), None, cyrillic))
+    text = "".join(page.text)
+    assert "\u0430pple.com" in page.text and "www.xn--pple-43d.com" in text
+    assert "Not encrypted" not in text
+    plain = "".join(Page(pages.password_page("http://example.com:8080/x", None)).text)
+    assert "Not encrypted (http)" in plain and "example.com:8080" in plain and "Spelled" not in plain
+
+
+def test_hostile_hosts_are_escaped():
+    document = pages.password_page('https://ex<b>"ample.com/', "<i>title</i>")
+    assert "<b>" not in document and "<i>" not in document

@@ -8,7 +8,7 @@ import logging
 import msgspec
 
 from shortlink import accounts
-from shortlink.accounts import AccountOverview, CreatedKey, Principal
+from shortlink.accounts import AccountOverview, CreatedKey, KeySummary, Principal
 from shortlink.errors import RateLimitedError, SubscriptionRequiredError
 from shortlink.ratelimit import Decision, Limiter
 from shortlink.storage import Database
@@ -47,17 +47,6 @@ class Me(msgspec.Struct, rename="camel"):
     key: MeKey
     subscription: MeSubscription
     rate_limits: RateLimits
-
-
-class ApiKey(msgspec.Struct, frozen=True):
-    """A key as its owner sees it listed: never the key itself."""
-
-    id: str
-    prefix: str
-    name: str | None
-    created_at: str
-    last_used_at: str | None
-    revoked_at: str | None
 
 
 class Admission(msgspec.Struct, frozen=True):
@@ -144,19 +133,9 @@ class Accounts:
 
     # The dashboard's API section and account page: always one account's own keys.
 
-    async def keys(self, account_id: int) -> list[ApiKey]:
-        rows = await self.db.read(account_store.api_keys_of, account_id)
-        return [
-            ApiKey(
-                id=row["public_id"],
-                prefix=row["prefix"],
-                name=row["name"],
-                created_at=row["created_at"],
-                last_used_at=row["last_used_at"],
-                revoked_at=row["revoked_at"],
-            )
-            for row in rows
-        ]
+    async def keys(self, account_id: int) -> list[KeySummary]:
+        """The account's keys, never the keys themselves."""
+        return await self.db.read(accounts.keys_of, account_id)
 
     async def create_key(self, account_id: int, name: str | None) -> CreatedKey:
         return await self.db.write(accounts.issue_key_for, account_id, name)

@@ -117,7 +117,7 @@ class Visits:
             return opened
         target, visitor = opened
         if target.password_hash is not None and (visitor.is_bot or not self._remembered(target, code, request)):
-            return respond.password_form()  # bots never get past it
+            return respond.password_form(target)  # bots never get past it
         reply = self._destination(target, code, visitor, request)
         if not head:
             self.track(target, request, visitor)
@@ -137,13 +137,13 @@ class Visits:
             if visitor.is_bot:
                 # Bots never get past the form. Their posts are not checked at all, so
                 # they spend no attempt of the visitor's bucket and no scrypt time.
-                return respond.password_form(), None
+                return respond.password_form(target), None
             attempt = await self.password_limiter.take(passwords.attempt_key(self.address(request)[0], target.link_id))
             if not attempt.allowed:
                 return respond.too_many_attempts(attempt.retry_after), None
             password = await read_password()
             if not password or not await asyncio.to_thread(verify_password, password, target.password_hash):
-                return respond.password_form("That password is not right. Please try again."), None
+                return respond.password_form(target, "That password is not right. Please try again."), None
             secret = self._cookie_secret()
             value = passwords.make_cookie_value(secret, target.public_id, target.password_hash)
             cookie = RememberCookie(passwords.cookie_name(code), f"/l/{code}", value)

@@ -119,6 +119,14 @@ def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str)
     return to_link(_owned_row(conn, account_id, link_id), base)
 
 
+def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
+    """The account a link belongs to, for operators (the CLI), who act for every account."""
+    account_id = store.account_of_link(conn, link_id)
+    if account_id is None:
+        raise NotFoundError(f"No link with id {link_id}")
+    return account_id
+
+
 def _owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
     row = store.link_of_account(conn, account_id, link_id)
     if row is None:

@@ -30,6 +30,16 @@ def insert_account_with_subscription(
     return account
 
 
+def all_accounts(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every account with its subscription state and how many live keys and links it has."""
+    return conn.execute(
+        "SELECT a.public_id, a.email, a.name, a.created_at, coalesce(s.is_active, 0) AS subscription_active,"
+        " (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS active_keys,"
+        " (SELECT count(*) FROM links l WHERE l.account_id = a.id) AS links"
+        " FROM accounts a LEFT JOIN subscriptions s ON s.account_id = a.id ORDER BY a.id"
+    ).fetchall()
+
+
 def set_subscription_active(conn: sqlite3.Connection, account_id: int, active: bool) -> None:
     conn.execute(
         "INSERT INTO subscriptions (account_id, is_active) VALUES (?, ?)"

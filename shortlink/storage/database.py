@@ -273,14 +273,33 @@ class Database:
         self._opened.clear()
 
 
-def backup(conn: sqlite3.Connection, destination: str | Path) -> None:
+BACKUP_STEP_PAGES = 1024
+
+
+def backup(
+    conn: sqlite3.Connection, destination: str | Path, on_step: Callable[[int, int], None] | None = None
+) -> None:
     """A consistent copy of the live database, via SQLite's online backup API.
 
-    Safe while the server writes: the copy is one point-in-time snapshot.
+    Safe while the server writes: the copy is one point-in-time snapshot. It is written
+    to a temporary file beside `destination` and renamed into place when complete, so
+    a failed or interrupted backup (an exception from `on_step(copied, total)` pages,
+    called after every step, stops it) leaves nothing at `destination`.
     """
-    target = sqlite3.connect(destination)
+    destination = Path(destination)
+    partial = destination.with_name(f".{destination.name}.partial")
+    target = sqlite3.connect(partial)
+
+    def step(_status: int, remaining: int, total: int) -> None:
+        if on_step is not None:
+            on_step(total - remaining, total)
+
     try:
-        conn.backup(target, pages=1024)
-        target.execute("PRAGMA journal_mode = WAL")
+        try:
+            conn.backup(target, pages=BACKUP_STEP_PAGES, progress=step)
+            target.execute("PRAGMA journal_mode = WAL")
+        finally:
+            target.close()
+        partial.replace(destination)
     finally:
-        target.close()
+        partial.unlink(missing_ok=True)

@@ -68,6 +68,11 @@ def link_of_account(conn: sqlite3.Connection, account_id: int, public_id: str) -
     ).fetchone()
 
 
+def account_of_link(conn: sqlite3.Connection, public_id: str) -> int | None:
+    row = conn.execute("SELECT account_id FROM links WHERE public_id = ?", (public_id,)).fetchone()
+    return None if row is None else row[0]
+
+
 def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM links WHERE short_code = ?", (code,)).fetchone()
 

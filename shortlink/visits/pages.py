@@ -14,6 +14,7 @@ import json
 from html import escape
 
 from shortlink.visits.appurls import Plan
+from shortlink.visits.destination import display_host
 
 SERVICE_NAME = "shortlink"
 FALLBACK_DELAY_MS = 2500  # iOS: after trying the app's scheme on load
@@ -33,7 +34,14 @@ STYLE = (
     "input{box-sizing:border-box;width:100%;padding:.75rem;font:inherit;border-radius:.5rem;"
     "border:1px solid GrayText}"
     ".error{color:#b91c1c}"
+    ".where{margin:0 0 1.25rem;padding:.75rem 1rem;border:1px solid GrayText;border-radius:.6rem}"
+    ".where p{margin:0}"
+    ".host{margin:.25rem 0;font-size:1.3rem;overflow-wrap:anywhere}"
+    ".note{font-size:.9rem}"
+    "code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}"
     "footer{margin-top:2rem;font-size:.8rem;opacity:.7}"
+    "@media (prefers-color-scheme:dark){.button{color:#93c5fd;border-color:#93c5fd}"
+    ".primary{background:#93c5fd;color:#0b1220}.error{color:#fca5a5}}"
 )
 
 # Data from the #visit JSON block. With `auto`: opens it once on load and, with a
@@ -89,6 +97,22 @@ def _script(plan: Plan, delay: int) -> str:
     return f'<script id="visit" type="application/json">{data}</script><script>{SCRIPT}</script>'
 
 
+def _where(url: str, title: str | None = None) -> str:
+    """Where the link leads: the registrable host in bold, the punycode form when it reads
+    differently, a warning for plain http, and the link's title when given."""
+    host = display_host(url)
+    if host is None:
+        return ""
+    named = f'<p class="note">{escape(title)}</p>' if title else ""
+    spelled = f'<p class="note">Spelled <code>{escape(host.ascii)}</code></p>' if host.differs else ""
+    plain = "" if host.secure else '<p class="note">Not encrypted (http)</p>'
+    return (
+        f'<div class="where"><p>This link leads to</p>{named}'
+        f'<p class="host">{escape(host.subdomains)}<strong>{escape(host.registrable)}</strong>{escape(host.port)}</p>'
+        f"{spelled}{plain}</div>"
+    )
+
+
 def _layout(heading: str, body: str, extra_head: str = "") -> str:
     """A complete page; `body` is already-escaped HTML, `heading` plain text."""
     return (
@@ -117,7 +141,7 @@ def expired_page() -> str:
     return _message("Link expired", "This link has expired and no longer leads anywhere.")
 
 
-def password_page(error: str | None = None) -> str:
+def password_page(destination: str, title: str | None, error: str | None = None) -> str:
     # No action attribute: the form posts to this very URL, query (utm_*) included.
     notice = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
     form = (
@@ -127,7 +151,7 @@ def password_page(error: str | None = None) -> str:
         "required autofocus></p>"
         '<button class="button primary" type="submit">Continue</button></form>'
     )
-    return _layout("Password required", notice + form)
+    return _layout("Password required", _where(destination, title) + notice + form)
 
 
 def too_many_attempts_page(retry_after: int) -> str:
@@ -135,9 +159,10 @@ def too_many_attempts_page(retry_after: int) -> str:
     return _message("Too many attempts", f"Too many wrong passwords. Try again in {wait}.")
 
 
-def ios_page(plan: Plan, title: str | None) -> str:
+def ios_page(plan: Plan, title: str | None, destination: str) -> str:
     body = (
-        "<p>Opening the app… If nothing happens, continue to the website.</p>"
+        _where(destination)
+        + "<p>Opening the app… If nothing happens, continue to the website.</p>"
         + _button(plan.app_url or plan.location, "Open in app", primary=True, element_id="app")
         + _button(plan.location, "Continue to website")
         + _script(plan, FALLBACK_DELAY_MS)
@@ -145,16 +170,18 @@ def ios_page(plan: Plan, title: str | None) -> str:
     return _layout(title or "Opening the app", body)
 
 
-def store_page(plan: Plan, title: str | None) -> str:
-    body = "<p>If the App Store does not open by itself, use the button.</p>" + _button(
-        plan.app_url or plan.location, "Open in the App Store", primary=True
+def store_page(plan: Plan, title: str | None, destination: str) -> str:
+    body = (
+        _where(destination)
+        + "<p>If the App Store does not open by itself, use the button.</p>"
+        + _button(plan.app_url or plan.location, "Open in the App Store", primary=True)
     )
     if plan.location != plan.app_url:
         body += _button(plan.location, "Continue to website")
     return _layout(title or "Opening the App Store", body + _script(plan, FALLBACK_DELAY_MS))
 
 
-def in_app_page(plan: Plan, title: str | None) -> str:
+def in_app_page(plan: Plan, title: str | None, destination: str) -> str:
     if plan.app_url:
         text = "Open this link in its app or in your browser, or continue here."
         buttons = _button(plan.app_url, "Open in app", primary=True, element_id="app")
@@ -164,4 +191,5 @@ def in_app_page(plan: Plan, title: str | None) -> str:
     if plan.escape_url:
         buttons += _button(plan.escape_url, "Open in browser", primary=not plan.app_url)
     buttons += _button(plan.location, "Continue")
-    return _layout(title or "Open link", f"<p>{text}</p>{buttons}" + _script(plan, IN_APP_FALLBACK_DELAY_MS))
+    body = f"{_where(destination)}<p>{text}</p>{buttons}"
+    return _layout(title or "Open link", body + _script(plan, IN_APP_FALLBACK_DELAY_MS))

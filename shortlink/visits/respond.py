@@ -53,9 +53,10 @@ def too_many_attempts(retry_after: int) -> Reply:
     return page(429, pages.too_many_attempts_page(retry_after), **{"Retry-After": str(retry_after)})
 
 
-def password_form(error: str | None = None) -> Reply:
-    """The password page: 200, or 403 with the error after a wrong password."""
-    return page(403 if error else 200, pages.password_page(error))
+def password_form(target: VisitTarget, error: str | None = None) -> Reply:
+    """The password page: 200, or 403 with the error after a wrong password. It names the
+    destination's host (never its path or query) so the visitor knows where the password leads."""
+    return page(403 if error else 200, pages.password_page(target.original_url, target.title, error))
 
 
 _MARKER_PARAMETER = ESCAPE_MARKER + "="
@@ -89,4 +90,4 @@ def destination(
     )
     if plan.action == "redirect":
         return Reply(redirect_status, {"Location": plan.location, **REDIRECT_HEADERS})
-    return page(200, _PAGES[plan.action](plan, target.title))
+    return page(200, _PAGES[plan.action](plan, target.title, web_url))

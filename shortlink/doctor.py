@@ -1,0 +1,300 @@
+"""`shortlink doctor`: is this install healthy? Checks as plain functions; the CLI prints.
+
+Each check returns facts (what was found, for the report) and findings: a problem
+(something is wrong: the command exits 1) or a note (worth knowing, not wrong), each
+with how to fix it. Nothing here writes: the database is opened read-only, and a
+missing one is reported, not created.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import os
+import re
+import shutil
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+
+from shortlink.config import ConfigError, LoadedConfig, load_config_with_origins, unknown_environment_names
+from shortlink.storage.database import migrations
+
+# Environment variables of ours that are not settings.
+NOT_SETTINGS = {"SHORTLINK_API_KEY"}  # `shortlink mcp`'s key
+SECRET_WORDS = ("password", "secret", "token", "key")
+WAL_WARNING_BYTES = 512 * 1024 * 1024
+FREE_DISK_MINIMUM_BYTES = 1024 * 1024 * 1024
+GEOIP_STALE_DAYS = 365
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+class Finding(msgspec.Struct, frozen=True):
+    check: str  # configuration | database | data files | security | proxies
+    severity: Literal["problem", "note"]
+    message: str
+    fix: str
+
+
+class Setting(msgspec.Struct, frozen=True):
+    key: str  # "[section] key"
+    value: Any
+    origin: str  # default | file | environment | command line
+
+
+class Report(msgspec.Struct):
+    config_file: str
+    settings: list[Setting]
+    facts: dict[str, Any]
+    findings: list[Finding]
+
+    @property
+    def healthy(self) -> bool:
+        return not any(finding.severity == "problem" for finding in self.findings)
+
+
+def _problem(check: str, message: str, fix: str) -> Finding:
+    return Finding(check, "problem", message, fix)
+
+
+def _note(check: str, message: str, fix: str) -> Finding:
+    return Finding(check, "note", message, fix)
+
+
+def mask(key: str, value: Any) -> Any:
+    """A value fit to print: passwords in URLs and secret-looking keys hidden."""
+    if isinstance(value, str) and "://" in value:
+        parts = urlsplit(value)
+        if parts.password:
+            netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+            return urlunsplit(parts._replace(netloc=netloc))
+    if isinstance(value, str) and value and any(word in key for word in SECRET_WORDS):
+        return "***"
+    return value
+
+
+def settings_of(loaded: LoadedConfig) -> list[Setting]:
+    config = msgspec.to_builtins(loaded.config)
+    return [
+        Setting(f"[{section}] {key}", mask(key, config[section][key]), origin)
+        for dotted, origin in loaded.origins.items()
+        for section, key in [dotted.split(".", 1)]
+    ]
+
+
+def check_environment(environ: Mapping[str, str]) -> list[Finding]:
+    return [
+        _problem(
+            "configuration",
+            f"environment variable {name} is not a setting and is ignored",
+            "remove it, or correct its name: settings are SHORTLINK_<SECTION>_<KEY>, e.g. SHORTLINK_SERVER_PORT",
+        )
+        for name in unknown_environment_names(environ)
+        if name not in NOT_SETTINGS
+    ]
+
+
+def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
+    """Integrity, WAL size, migrations applied vs shipped, the directory's free space and permissions."""
+    findings: list[Finding] = []
+    directory = path.parent
+    if not directory.is_dir():
+        return [_problem("database", f"the directory {directory} does not exist", f"mkdir -p {directory}")]
+    free = shutil.disk_usage(directory).free
+    facts["free_disk_bytes"] = free
+    if free < FREE_DISK_MINIMUM_BYTES:
+        findings.append(
+            _problem("database", f"only {free // 2**20} MiB free beside {path}", "free disk space or move the data")
+        )
+    if not os.access(directory, os.W_OK | os.X_OK):
+        findings.append(
+            _problem(
+                "database",
+                f"{directory} is not writable by this user: SQLite needs it for the -wal and -shm files",
+                f"chown the directory to the service's user, or chmod u+rwx {directory}",
+            )
+        )
+    if not path.is_file():
+        return [
+            *findings,
+            _problem("database", f"no database at {path}", "start the server once, or check [storage] path"),
+        ]
+    if not os.access(path, os.R_OK | os.W_OK):
+        findings.append(
+            _problem("database", f"{path} is not readable and writable by this user", f"chown or chmod u+rw {path}")
+        )
+        return findings
+    wal = Path(f"{path}-wal")
+    facts["wal_bytes"] = wal.stat().st_size if wal.exists() else 0
+    if facts["wal_bytes"] > WAL_WARNING_BYTES:
+        findings.append(
+            _note(
+                "database",
+                f"the write-ahead log is {facts['wal_bytes'] // 2**20} MiB: checkpoints are not keeping up",
+                "look for a long-running reader (a backup, an open sqlite3 shell); restarting the server checkpoints",
+            )
+        )
+    findings += _check_file(path, facts)
+    return findings
+
+
+def _check_file(path: Path, facts: dict[str, Any]) -> list[Finding]:
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+            applied = conn.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return [_problem("database", f"{path} cannot be read as SQLite: {exc}", "restore it from a backup")]
+    shipped = max(number for number, _, _ in migrations())
+    facts.update(integrity=integrity[0] if integrity == ["ok"] else integrity, migrations_applied=applied)
+    facts["migrations_shipped"] = shipped
+    findings = []
+    if integrity != ["ok"]:
+        findings.append(
+            _problem(
+                "database",
+                f"integrity_check: {'; '.join(integrity[:3])}",
+                "stop the server and restore the latest backup (see Backup and restore)",
+            )
+        )
+    if applied > shipped:
+        findings.append(
+            _problem(
+                "database",
+                f"the file has migration {applied}, this version knows only up to {shipped}",
+                "run the newer shortlink release that wrote it",
+            )
+        )
+    elif applied < shipped:
+        findings.append(
+            _note(
+                "database", f"migrations {applied + 1}-{shipped} not applied yet", "they apply when the server starts"
+            )
+        )
+    return findings
+
+
+def check_data_files(facts: dict[str, Any]) -> list[Finding]:
+    """The GeoIP table and the bot rules: present, their versions and dates."""
+    findings: list[Finding] = []
+    shipped = {
+        "geoip2fast": "geoip2fast-ipv6.dat.gz",
+        "crawler-user-agents": "crawler-user-agents.json",
+        "device-detector": "regexes/upstream/bots.yml",
+    }
+    packages = {
+        "geoip2fast": "geoip2fast",
+        "crawler-user-agents": "crawleruseragents",
+        "device-detector": "device_detector",
+    }
+    for distribution, data in shipped.items():
+        try:
+            version = importlib.metadata.version(distribution)
+            file = importlib.resources.files(packages[distribution]) / data
+            present = file.is_file()
+        except (importlib.metadata.PackageNotFoundError, ModuleNotFoundError):
+            version, present = None, False
+        facts[distribution] = {"version": version, "file": data, "present": present}
+        if not present:
+            findings.append(
+                _problem(
+                    "data files", f"{distribution}: {data} is missing", f"pip install --force-reinstall {distribution}"
+                )
+            )
+    if facts["geoip2fast"]["present"]:
+        findings += _check_geoip_date(facts)
+    return findings
+
+
+def _check_geoip_date(facts: dict[str, Any]) -> list[Finding]:
+    from shortlink.visits.enrich import _geoip
+
+    source = _geoip().get_database_info().get("source_info", "")
+    found = re.search(r"(\d{8})$", source)
+    if not found:
+        return []
+    built = datetime.strptime(found.group(1), "%Y%m%d").replace(tzinfo=UTC).date()
+    facts["geoip2fast"]["date"] = built.isoformat()
+    age = (date.today() - built).days
+    if age <= GEOIP_STALE_DAYS:
+        return []
+    return [
+        _note(
+            "data files",
+            f"the GeoIP table is from {built} ({age} days old): countries of reassigned addresses may be wrong",
+            "pip install -U geoip2fast (its releases ship newer tables)",
+        )
+    ]
+
+
+def check_short_host(loaded: LoadedConfig) -> list[Finding]:
+    """Cookie security and proxies follow from the short host's scheme."""
+    config = loaded.config
+    parts = urlsplit(config.short_host)
+    local = (parts.hostname or "") in LOCAL_HOSTS
+    findings = []
+    if parts.scheme == "http" and not local:
+        findings.append(
+            _problem(
+                "security",
+                f"short host {config.short_host} is plain http: remembered-password cookies are not Secure "
+                "and passwords cross the network in clear",
+                'serve it over https behind a proxy and set [links] short_host = "https://..."',
+            )
+        )
+    if parts.scheme == "https" and not config.network.trusted_proxies:
+        findings.append(
+            _problem(
+                "proxies",
+                "short host is https (a TLS proxy in front) but [network] trusted_proxies is empty: every visitor "
+                "looks like the proxy, sharing one password-attempt bucket and one country",
+                'set [network] trusted_proxies to the proxy\'s address, e.g. ["127.0.0.1/32"]',
+            )
+        )
+    return findings
+
+
+def check_trusted_proxies(loaded: LoadedConfig) -> list[Finding]:
+    findings = []
+    for network in loaded.config.trusted_networks:
+        if network.prefixlen == 0:
+            findings.append(
+                _problem(
+                    "proxies",
+                    f"trusted_proxies has {network}: anyone can forge X-Forwarded-For and pick their own address",
+                    "list only your proxies' addresses",
+                )
+            )
+        elif network.is_global and loaded.config.server.host in ("127.0.0.1", "::1", "localhost"):
+            findings.append(
+                _note(
+                    "proxies",
+                    f"trusted_proxies has the public network {network} but the server listens on "
+                    f"{loaded.config.server.host} only",
+                    "a proxy on this machine connects from 127.0.0.1: trust that instead",
+                )
+            )
+    return findings
+
+
+def diagnose(config_path: str | None, environ: Mapping[str, str], **overrides: Any) -> Report:
+    findings = check_environment(environ)
+    try:
+        loaded = load_config_with_origins(config_path, environ, **overrides)
+    except ConfigError as exc:
+        fix = "correct the file or the environment variable it names"
+        return Report(config_path or "shortlink.toml", [], {}, [*findings, _problem("configuration", str(exc), fix)])
+    facts: dict[str, Any] = {"short_host": loaded.config.short_host, "database": loaded.config.storage.path}
+    findings += check_database(Path(loaded.config.storage.path), facts)
+    findings += check_data_files(facts)
+    findings += check_short_host(loaded)
+    findings += check_trusted_proxies(loaded)
+    return Report(str(loaded.file), settings_of(loaded), facts, findings)

@@ -1,0 +1,135 @@
+"""`shortlink doctor`: a healthy install passes; each deliberately broken setting is reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from shortlink.storage import connect
+from tests.conftest import run_cli
+
+
+@pytest.fixture
+def install(tmp_path, monkeypatch):
+    """A healthy install: a migrated database, a configuration file, no stray SHORTLINK_* variables."""
+    for name in list(os.environ):
+        if name.startswith("SHORTLINK_"):
+            monkeypatch.delenv(name)
+    database = tmp_path / "data" / "shortlink.db"
+    database.parent.mkdir()
+    connect(database).close()
+    config = tmp_path / "shortlink.toml"
+    config.write_text('[limits]\nlinks_per_day = 50\n[links]\nshort_host = "http://127.0.0.1:8000"\n')
+    return config, database
+
+
+def doctor(config, database, *extra: str) -> tuple[int, dict]:
+    result = run_cli("doctor", "--config", str(config), "--db", str(database), "--json", *extra, check=False)
+    return result.returncode, json.loads(result.stdout)
+
+
+def problems(report: dict) -> list[str]:
+    return [f"{f['check']}: {f['message']}" for f in report["findings"] if f["severity"] == "problem"]
+
+
+def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install, monkeypatch):
+    config, database = install
+    monkeypatch.setenv("SHORTLINK_SERVER_PORT", "9001")
+    monkeypatch.setenv("SHORTLINK_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("SHORTLINK_API_KEY", "sl_live_for_the_mcp_command")  # ours, not a setting
+    code, report = doctor(config, database)
+    assert code == 0 and report["healthy"] and problems(report) == []
+    settings = {setting["key"]: (setting["value"], setting["origin"]) for setting in report["settings"]}
+    assert settings["[limits] links_per_day"] == (50, "file")
+    assert settings["[server] port"] == (9001, "environment")
+    assert settings["[storage] path"] == (str(database), "command line")
+    assert settings["[limits] requests_per_minute"] == (60, "default")
+    # Secrets are masked: the Redis password never shows.
+    assert settings["[redis] url"] == ("redis://:***@127.0.0.1:6379/0", "environment")
+    assert "hunter2" not in json.dumps(report)
+    facts = report["facts"]
+    assert facts["integrity"] == "ok" and facts["migrations_applied"] == facts["migrations_shipped"] > 0
+    assert facts["wal_bytes"] >= 0 and facts["free_disk_bytes"] > 0
+    for package in ("geoip2fast", "crawler-user-agents", "device-detector"):
+        assert facts[package]["present"] and facts[package]["version"]
+    assert facts["geoip2fast"]["date"] >= "2020-01-01"
+    human = run_cli("doctor", "--config", str(config), "--db", str(database))
+    assert human.stdout.rstrip().endswith("healthy") and "(environment)" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        ("SHORTLINK_LINKS_SHORT_HOST", "https://sho.rt", "proxies: short host is https"),
+        ("SHORTLINK_LINKS_SHORT_HOST", "http://sho.rt", "security: short host http://sho.rt is plain http"),
+        ("SHORTLINK_NETWORK_TRUSTED_PROXIES", "0.0.0.0/0", "proxies: trusted_proxies has 0.0.0.0/0"),
+        ("SHORTLINK_SHORTHOST", "https://sho.rt", "configuration: environment variable SHORTLINK_SHORTHOST"),
+        ("SHORTLINK_SERVER_PROT", "9000", "configuration: invalid configuration: environment variable"),
+    ],
+)
+def test_a_broken_setting_is_reported_with_its_fix(install, monkeypatch, setting, value, expected):
+    config, database = install
+    monkeypatch.setenv(setting, value)
+    code, report = doctor(config, database)
+    assert code == 1 and report["healthy"] is False
+    assert any(problem.startswith(expected) for problem in problems(report)), problems(report)
+    assert all(finding["fix"] for finding in report["findings"])
+    # Without --json: one line per problem, with how to fix it.
+    human = run_cli("doctor", "--config", str(config), "--db", str(database), check=False)
+    assert human.returncode == 1 and human.stdout.rstrip().endswith("found")
+    lines = [line for line in human.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert len(lines) == len(problems(report)) and all(" -> " in line for line in lines)
+
+
+def test_a_damaged_or_missing_database_is_reported(install, tmp_path):
+    config, database = install
+    database.write_bytes(b"not a database at all" * 100)
+    code, report = doctor(config, database)
+    assert code == 1 and any("cannot be read as SQLite" in problem for problem in problems(report))
+    code, report = doctor(config, tmp_path / "data" / "nothing.db")
+    assert code == 1 and any("no database at" in problem for problem in problems(report))
+    assert not (tmp_path / "data" / "nothing.db").exists()  # the doctor creates nothing
+
+
+def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path):
+    config, _ = install
+    nowhere = tmp_path / "no-such-directory" / "shortlink.db"
+    code, report = doctor(config, nowhere)
+    assert code == 1 and any("does not exist" in problem for problem in problems(report))
+    fixes = [finding["fix"] for finding in report["findings"] if "does not exist" in finding["message"]]
+    assert fixes == [f"mkdir -p {nowhere.parent}"] and not nowhere.parent.exists()
+
+
+def test_a_data_directory_the_service_user_cannot_write_is_reported(install):
+    config, _ = install
+    # Somewhere every user can read: pytest's own temporary directories are private to root.
+    base = Path(tempfile.mkdtemp(prefix="shortlink-doctor-"))
+    try:
+        base.chmod(0o755)
+        data = base / "data"
+        data.mkdir()
+        connect(data / "shortlink.db").close()
+        (data / "shortlink.db").chmod(0o644)
+        shared_config = base / "shortlink.toml"
+        shared_config.write_text(config.read_text())
+        command = [sys.executable, "-m", "shortlink", "doctor", "--config", str(shared_config)]
+        command += ["--db", str(data / "shortlink.db"), "--json"]
+        if os.geteuid() == 0:
+            # root may write anywhere: ask as the unprivileged "nobody", as a service user would be.
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        else:
+            data.chmod(0o555)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=base)
+        report = json.loads(result.stdout)
+        assert result.returncode == 1, result.stderr
+        assert any("is not writable by this user" in problem for problem in problems(report)), problems(report)
+    finally:
+        (base / "data").chmod(0o755)
+        shutil.rmtree(base)
