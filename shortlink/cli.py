@@ -1,4 +1,4 @@
-"""The `shortlink` command: serve, links, accounts, dashboard passwords, keys, subscriptions, domains, demo data, MCP, backups, doctor.
+"""The `shortlink` command: serve, links, accounts, keys, subscriptions, domains, demo data, MCP, backups, doctor.
 
 Every command opens the same SQLite file (migrating it if needed) and calls the
 same functions the API uses, so it works while the server is running. Each command
