@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import sqlite3
+from datetime import datetime
 
 import msgspec
 
@@ -12,11 +13,15 @@ from shortlink.errors import NotFoundError, SubscriptionRequiredError, Unauthori
 from shortlink.ids import new_id, random_string
 from shortlink.links.platforms import host_name
 from shortlink.storage import accounts as store
-from shortlink.times import to_iso, utcnow
+from shortlink.times import from_iso, to_iso, utcnow
 
 KEY_PREFIX = "sl_live_"
 KEY_RANDOM_LENGTH = 32
 VISIBLE_PREFIX_LENGTH = len(KEY_PREFIX) + 4  # "sl_live_AbCd": enough to tell keys apart, useless to guess
+MAX_KEY_NAME = 100
+# A key's "last used" is written at most this often: one small write a minute per busy
+# key rather than one per request.
+KEY_USE_RESOLUTION_SECONDS = 60
 
 
 class CreatedKey(msgspec.Struct, rename="camel"):
@@ -24,6 +29,18 @@ class CreatedKey(msgspec.Struct, rename="camel"):
     key_id: str
     user_id: str
     email: str
+
+
+class AccountOverview(msgspec.Struct, frozen=True):
+    """An account as its owner sees it on the dashboard's account page."""
+
+    email: str
+    name: str | None
+    created_at: str
+    subscription_active: bool
+    current_period_end: str | None
+    cancel_at_period_end: bool
+    domains: list[str]
 
 
 class AccountSummary(msgspec.Struct, rename="camel"):
@@ -42,6 +59,7 @@ class KeySummary(msgspec.Struct, rename="camel"):
     name: str | None
     created_at: str
     revoked_at: str | None
+    last_used_at: str | None = None
 
 
 class Principal(msgspec.Struct, frozen=True):
@@ -57,6 +75,7 @@ class Principal(msgspec.Struct, frozen=True):
     subscription_active: bool
     current_period_end: str | None
     cancel_at_period_end: bool
+    key_last_used_at: str | None = None
 
 
 def hash_key(key: str) -> str:
@@ -80,29 +99,81 @@ def account_for(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
     return account
 
 
-def create_key(conn: sqlite3.Connection, email: str, name: str | None = None) -> CreatedKey:
-    """Create the account if needed (with an active Pro subscription) and a new API key."""
+def normalise_email(email: str) -> str:
     email = email.strip()
     if "@" not in email or len(email) > 254:
         raise ValidationError("email", "must be an e-mail address")
-    now = to_iso(utcnow())
-    account = store.insert_account_with_subscription(conn, new_id("usr"), email, name, now)
+    return email
+
+
+def ensure_account(conn: sqlite3.Connection, email: str, name: str | None = None) -> sqlite3.Row:
+    """The account with this e-mail, created (with an active Pro subscription) if new."""
+    return store.insert_account_with_subscription(conn, new_id("usr"), normalise_email(email), name, to_iso(utcnow()))
+
+
+def create_key(conn: sqlite3.Connection, email: str, name: str | None = None) -> CreatedKey:
+    """Create the account if needed (with an active Pro subscription) and a new API key."""
+    return issue_key(conn, ensure_account(conn, email, name), name)
+
+
+def issue_key(conn: sqlite3.Connection, account: sqlite3.Row, name: str | None) -> CreatedKey:
+    """A new API key of the account; the whole key exists only in the return value."""
+    if name is not None and len(name) > MAX_KEY_NAME:
+        raise ValidationError("name", f"must be at most {MAX_KEY_NAME} characters")
     key = KEY_PREFIX + random_string(KEY_RANDOM_LENGTH)
     key_id = new_id("key")
+    now = to_iso(utcnow())
     store.insert_api_key(conn, key_id, account["id"], key[:VISIBLE_PREFIX_LENGTH], hash_key(key), name, now)
     return CreatedKey(key=key, key_id=key_id, user_id=account["public_id"], email=account["email"])
 
 
-def revoke_key(conn: sqlite3.Connection, key_id: str) -> None:
-    if not store.revoke_api_key(conn, key_id, to_iso(utcnow())):
+def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
+    account = store.account_by_id(conn, account_id)
+    if account is None:
+        raise NotFoundError("no such account")
+    return account
+
+
+def issue_key_for(conn: sqlite3.Connection, account_id: int, name: str | None) -> CreatedKey:
+    return issue_key(conn, account_by_id(conn, account_id), name)
+
+
+def overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
+    row = account_by_id(conn, account_id)
+    return AccountOverview(
+        email=row["email"],
+        name=row["name"],
+        created_at=row["created_at"],
+        subscription_active=bool(row["subscription_active"]),
+        current_period_end=row["current_period_end"],
+        cancel_at_period_end=bool(row["cancel_at_period_end"]),
+        domains=store.domains_of(conn, account_id),
+    )
+
+
+def revoke_key(conn: sqlite3.Connection, key_id: str, account_id: int | None = None) -> None:
+    """Revoke a key (with `account_id`: only one of that account's)."""
+    if not store.revoke_api_key(conn, key_id, to_iso(utcnow()), account_id):
         raise NotFoundError(f"no active key with id {key_id}")
 
 
-def list_keys(conn: sqlite3.Connection, email: str) -> list[KeySummary]:
+def key_use_is_stale(principal: Principal, now: datetime) -> bool:
+    """Whether the key's stored "last used" is old enough to be written again."""
+    last = principal.key_last_used_at
+    return last is None or (now - from_iso(last)).total_seconds() >= KEY_USE_RESOLUTION_SECONDS
+
+
+def keys_of(conn: sqlite3.Connection, account_id: int) -> list[KeySummary]:
     return [
-        KeySummary(row["public_id"], row["prefix"], row["name"], row["created_at"], row["revoked_at"])
-        for row in store.api_keys_of(conn, account_for(conn, email)["id"])
+        KeySummary(
+            row["public_id"], row["prefix"], row["name"], row["created_at"], row["revoked_at"], row["last_used_at"]
+        )
+        for row in store.api_keys_of(conn, account_id)
     ]
+
+
+def list_keys(conn: sqlite3.Connection, email: str) -> list[KeySummary]:
+    return keys_of(conn, account_for(conn, email)["id"])
 
 
 def list_accounts(conn: sqlite3.Connection) -> list[AccountSummary]:
@@ -162,6 +233,7 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> Princip
         subscription_active=bool(row["subscription_active"]),
         current_period_end=row["current_period_end"],
         cancel_at_period_end=bool(row["cancel_at_period_end"]),
+        key_last_used_at=row["last_used_at"],
     )
 
 

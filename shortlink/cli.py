@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import os
 import sqlite3
@@ -24,7 +25,7 @@ from typing import Any, NoReturn
 import msgspec
 import shtab
 
-from shortlink import accounts
+from shortlink import accounts, signin
 from shortlink.app.hosts import Hosts
 from shortlink.config import Config, ConfigError, load_config
 from shortlink.errors import NotFoundError, ShortlinkError, ValidationError
@@ -118,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--name")
     _command(key, "revoke", cmd_key_revoke, "revoke a key by its id").add_argument("key_id")
     _command(key, "list", cmd_key_list, "list an account's keys").add_argument("--email", required=True)
+
+    account = _group(commands, "account", "an account's dashboard sign-in")
+    password = _command(
+        account,
+        "password",
+        cmd_account_password,
+        "set the dashboard password (and create the account, with Pro, if new)",
+    )
+    password.add_argument("--email", required=True)
+    password.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
 
     subscription = _group(commands, "subscription", "Pro subscriptions")
     set_sub = _command(subscription, "set", cmd_subscription_set, "activate or deactivate an account's subscription")
@@ -288,6 +299,23 @@ def cmd_key_list(args: argparse.Namespace) -> Output:
         for key in found
     ]
     return {"data": found}, "\n".join(lines) or "no keys"
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("New password: ")
+    if getpass.getpass("Again: ") != first:
+        raise ValidationError("password", "the two passwords do not match")
+    return first
+
+
+def cmd_account_password(args: argparse.Namespace) -> Output:
+    """Ends every dashboard session of the account, as a password change there does."""
+    password_hash = signin.hash_password(_read_password(args.password_stdin))
+    account = _with_db(args, lambda conn: signin.set_password(conn, args.email, password_hash))
+    text = f"password set for {account['email']}; its dashboard sessions have been signed out"
+    return {"email": account["email"], "userId": account["public_id"]}, text
 
 
 def cmd_subscription_set(args: argparse.Namespace) -> Output:

@@ -97,6 +97,18 @@ class RedisConfig(_Section):
     url: str = ""
 
 
+class DashboardConfig(_Section):
+    # Anyone may create an account at /signup (with an active subscription, as
+    # `shortlink key create` makes them). Off: accounts come from the CLI.
+    signup: bool = False
+    # A session ends after this long without a request, and this long after sign-in whatever happens.
+    idle_minutes: int = 720
+    max_days: int = 14
+    # Sign-in attempts per minute, per account (e-mail) and per client address.
+    signins_per_minute_per_account: int = 5
+    signins_per_minute_per_address: int = 20
+
+
 class PublicConfig(_Section):
     # The "paste a URL, get a short link" page for signed-out visitors (source PUBLIC).
     enabled: bool = False
@@ -118,6 +130,7 @@ class Config(_Section):
     fetcher: FetcherConfig = msgspec.field(default_factory=FetcherConfig)
     clicks: ClicksConfig = msgspec.field(default_factory=ClicksConfig)
     redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
+    dashboard: DashboardConfig = msgspec.field(default_factory=DashboardConfig)
     public: PublicConfig = msgspec.field(default_factory=PublicConfig)
 
     @property
@@ -141,6 +154,10 @@ _POSITIVE = {
     ("clicks", "flush_interval_ms"),
     ("clicks", "batch_size"),
     ("clicks", "queue_size"),
+    ("dashboard", "idle_minutes"),
+    ("dashboard", "max_days"),
+    ("dashboard", "signins_per_minute_per_account"),
+    ("dashboard", "signins_per_minute_per_address"),
     ("public", "expire_days"),
     ("public", "links_per_hour"),
 }

@@ -62,3 +62,10 @@ def peer_is_trusted(peer: str, trusted: Sequence[Network]) -> bool:
         return False
     address = _parse(peer)
     return address is not None and _trusted(address, trusted)
+
+
+def address_of(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) -> tuple[str, bool]:
+    """(client IP, whether the direct peer is a trusted proxy): the visitor path's reading,
+    shared by every place that limits or records by client address."""
+    via_proxy = peer_is_trusted(peer, trusted)
+    return client_ip(peer, forwarded_for if via_proxy else None, trusted), via_proxy

@@ -1,7 +1,7 @@
 """The running parts of one server process, wired together, started and stopped together.
 
 Doors reach the application layer through the attributes `links`, `accounts`,
-`analytics` and `visits`; everything else here is wiring and lifespan.
+`analytics`, `visits` and `sessions`; everything else here is wiring and lifespan.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
 from shortlink.app.public import PublicShortener
+from shortlink.app.sessions import Sessions
 from shortlink.app.visits import Visits
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
@@ -117,6 +118,15 @@ class Services:
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
         self.analytics = Analytics(self.db)
+        dashboard = config.dashboard
+        self.sessions = Sessions(
+            self.db,
+            per_account=self._limiter("signin-account", dashboard.signins_per_minute_per_account),
+            per_address=self._limiter("signin-address", dashboard.signins_per_minute_per_address),
+            secret=lambda: self._cookie_secret,
+            idle_seconds=dashboard.idle_minutes * 60,
+            max_seconds=dashboard.max_days * 86400,
+        )
         self.visits = Visits(
             self.db,
             self.hosts,

@@ -210,7 +210,9 @@ def test_the_pages_are_accessible_at_375_px_in_light_and_dark(servers, browser, 
 def test_public_shortening_is_off_by_default(servers, browser):
     context = phone(browser, IPHONE)
     page = context.new_page()
-    assert page.goto(f"{servers['bio'].base_url}/").status == 404
+    page.goto(f"{servers['bio'].base_url}/")  # the dashboard's sign-in instead
+    assert page.url == f"{servers['bio'].base_url}/login"
+    assert page.locator("form[action='/shorten']").count() == 0
     context.close()
 
 

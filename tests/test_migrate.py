@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from shortlink import accounts
 from shortlink.config import load_config
 from shortlink.links.schema import CreateLink
-from shortlink.storage import bio, connect
+from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
 from shortlink.web.app import create_app
 from tests.conftest import bearer, run_cli, storage_settings
@@ -30,7 +30,8 @@ RANGES = [{"days": days} for days in ("1", "7", "30", "90", "366")] + [
 @pytest.fixture
 def installation(tmp_path):
     """A seeded SQLite installation with a bit of everything: a deleted link (its id must
-    never come back), a revoked key, a custom domain, a title still to fetch, a bio page."""
+    never come back), a revoked key, a custom domain, a title still to fetch, a bio page, a
+    dashboard session."""
     path = tmp_path / "shortlink.db"
     seeded = run_cli(
         "demo", "seed", "--email", EMAIL, "--links", "12", "--clicks", str(CLICKS), "--days", "60", "--db", str(path)
@@ -53,6 +54,7 @@ def installation(tmp_path):
         first_link = conn.execute("SELECT id FROM links ORDER BY id LIMIT 1").fetchone()[0]
         bio.add_button(conn, page["id"], first_link, None)
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
+        sessions.insert_session(conn, "0" * 64, account_id, int(datetime.now(UTC).timestamp() * 1000))
     finally:
         conn.close()
     return path, key, high_water

@@ -93,7 +93,7 @@ def all_links(client, auth):
 
 
 def test_disabled_by_default(client):
-    assert client.get("/").status_code == 404
+    assert client.get("/", follow_redirects=False).headers["location"] == "/login"  # the dashboard's sign-in
     assert client.post("/shorten", data={"url": "https://example.com"}).status_code == 404
 
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 import msgspec
 
 from shortlink import accounts
-from shortlink.accounts import Principal
+from shortlink.accounts import AccountOverview, CreatedKey, KeySummary, Principal
 from shortlink.errors import RateLimitedError, SubscriptionRequiredError
 from shortlink.ratelimit import Decision, Limiter
 from shortlink.storage import Database
-from shortlink.times import Timestamp
+from shortlink.storage import accounts as account_store
+from shortlink.times import Timestamp, to_iso, utcnow
+
+log = logging.getLogger("shortlink")
 
 
 class MeUser(msgspec.Struct):
@@ -53,6 +59,7 @@ class Admission(msgspec.Struct, frozen=True):
 class Accounts:
     def __init__(self, db: Database, api_limiter: Limiter, links_per_day: int):
         self.db, self.api_limiter, self.links_per_day = db, api_limiter, links_per_day
+        self._touching: set[asyncio.Task] = set()
 
     async def admit(self, authorization: str | None) -> Admission:
         """Every API request and MCP tool call: 401 for a missing, bad or revoked key, 429
@@ -63,6 +70,7 @@ class Accounts:
         403 carry the key's X-RateLimit-* headers too.
         """
         principal = self.db.read_now(accounts.authenticate, authorization)
+        self._note_use(principal)
         decision = await self.charge(principal)
         try:
             accounts.require_subscription(principal)
@@ -76,8 +84,23 @@ class Accounts:
         tool call, not per HTTP request): 401 for a missing, bad or revoked key, 403
         without an active subscription. Looked up on every call, as in `admit`."""
         principal = self.db.read_now(accounts.authenticate, authorization)
+        self._note_use(principal)
         accounts.require_subscription(principal)
         return principal
+
+    def _note_use(self, principal: Principal) -> None:
+        """The key's "last used", written in the background at most once a minute: the
+        request never waits for it."""
+        now = utcnow()
+        if accounts.key_use_is_stale(principal, now) and len(self._touching) < 1000:
+            task = asyncio.create_task(self.db.write(account_store.touch_api_key, principal.key_id, to_iso(now)))
+            self._touching.add(task)
+            task.add_done_callback(self._touched)
+
+    def _touched(self, task: asyncio.Task) -> None:
+        self._touching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not record a key's last use: %s", task.exception())
 
     async def charge(self, principal: Principal) -> Decision:
         """One request against the key's per-minute budget: an API request or an MCP tool
@@ -107,3 +130,19 @@ class Accounts:
                 links_created_today=links_created_today,
             ),
         )
+
+    # The dashboard's API section and account page: always one account's own keys.
+
+    async def keys(self, account_id: int) -> list[KeySummary]:
+        """The account's keys, never the keys themselves."""
+        return await self.db.read(accounts.keys_of, account_id)
+
+    async def create_key(self, account_id: int, name: str | None) -> CreatedKey:
+        return await self.db.write(accounts.issue_key_for, account_id, name)
+
+    async def revoke_key(self, account_id: int, key_id: str) -> None:
+        """Revoked on the writer: the key's very next request reads the revocation."""
+        await self.db.write(accounts.revoke_key, key_id, account_id)
+
+    async def overview(self, account_id: int) -> AccountOverview:
+        return await self.db.read(accounts.overview, account_id)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 from shortlink.app.hosts import Hosts
 from shortlink.links.rules import verify_password
-from shortlink.network import Network, client_ip, peer_is_trusted
+from shortlink.network import Network, address_of
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.storage import links as link_store
@@ -172,9 +172,7 @@ class Visits:
 
     def address(self, request: VisitRequest) -> tuple[str, bool]:
         """(client IP, whether the direct peer is a trusted proxy)."""
-        trusted = peer_is_trusted(request.peer, self.trusted_proxies)
-        forwarded_for = request.forwarded_for if trusted else None
-        return client_ip(request.peer, forwarded_for, self.trusted_proxies), trusted
+        return address_of(request.peer, request.forwarded_for, self.trusted_proxies)
 
     # track
 

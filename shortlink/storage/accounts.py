@@ -63,19 +63,42 @@ def insert_api_key(
     )
 
 
-def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str) -> bool:
+def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str, account_id: int | None = None) -> bool:
+    """Revoke a live key; with `account_id`, only a key of that account (the dashboard's
+    revocation never reaches another account's key)."""
     cursor = conn.execute(
-        "UPDATE api_keys SET revoked_at = ? WHERE public_id = ? AND revoked_at IS NULL",
-        (revoked_at, public_id),
+        "UPDATE api_keys SET revoked_at = ? WHERE public_id = ? AND revoked_at IS NULL"
+        " AND (CAST(? AS BIGINT) IS NULL OR account_id = ?)",  # typed: PostgreSQL must know the NULL's type
+        (revoked_at, public_id, account_id, account_id),
     )
     return cursor.rowcount == 1
 
 
 def api_keys_of(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
     return conn.execute(
-        "SELECT public_id, prefix, name, created_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY id",
+        "SELECT public_id, prefix, name, created_at, revoked_at, last_used_at FROM api_keys"
+        " WHERE account_id = ? ORDER BY id",
         (account_id,),
     ).fetchall()
+
+
+def touch_api_key(conn: sqlite3.Connection, key_id: int, used_at: str) -> None:
+    conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (used_at, key_id))
+
+
+def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row | None:
+    """The account and its subscription state."""
+    return conn.execute(
+        "SELECT a.*, coalesce(s.is_active, 0) AS subscription_active, s.current_period_end,"
+        " coalesce(s.cancel_at_period_end, 0) AS cancel_at_period_end"
+        " FROM accounts a LEFT JOIN subscriptions s ON s.account_id = a.id WHERE a.id = ?",
+        (account_id,),
+    ).fetchone()
+
+
+def domains_of(conn: sqlite3.Connection, account_id: int) -> list[str]:
+    rows = conn.execute("SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host", (account_id,))
+    return [row["host"] for row in rows]
 
 
 def principal_by_key_hash(conn: sqlite3.Connection, key_hash: str) -> sqlite3.Row | None:
@@ -83,7 +106,7 @@ def principal_by_key_hash(conn: sqlite3.Connection, key_hash: str) -> sqlite3.Ro
     return conn.execute(
         """
         SELECT k.id AS key_id, k.public_id AS key_public_id, k.prefix AS key_prefix,
-               k.key_hash AS key_hash, a.id AS account_id, a.public_id AS account_public_id,
+               k.key_hash AS key_hash, k.last_used_at, a.id AS account_id, a.public_id AS account_public_id,
                a.email, a.name, coalesce(s.is_active, 0) AS subscription_active,
                s.current_period_end, coalesce(s.cancel_at_period_end, 0) AS cancel_at_period_end
         FROM api_keys k

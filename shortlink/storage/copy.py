@@ -35,9 +35,10 @@ TABLES = (
     "bio_pages",
     "bio_buttons",
     "bio_page_days",
+    "dashboard_sessions",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
-IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages")
+IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages", "dashboard_sessions")
 
 
 def row_count(conn: sqlite3.Connection, table: str) -> int:

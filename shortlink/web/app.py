@@ -1,5 +1,5 @@
-"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, bio pages,
-the public shortening page, /healthz."""
+"""The Litestar application: the API under /api/v1, MCP at /mcp, the visitor routes, the dashboard,
+bio pages, the public shortening page, /healthz."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 
 from shortlink.config import Config
+from shortlink.dashboard import dashboard_handlers, template_config
 from shortlink.mcp.http import McpEndpoint
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
@@ -20,7 +21,7 @@ from shortlink.web.errors import NOSNIFF, handle_exception
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
-from shortlink.web.public import home, shorten
+from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.visitor import visitor_handlers
 
@@ -46,9 +47,9 @@ def create_app(config: Config) -> Litestar:
             api,
             healthz,
             mcp.route_handler(),
+            *dashboard_handlers(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
             *bio_handlers(services.bio),
-            home,
             shorten,
         ],
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
@@ -59,6 +60,7 @@ def create_app(config: Config) -> Litestar:
         request_max_body_size=MAX_BODY_BYTES,
         # Every handler's response (the visitor route sends its own, HTML with its type).
         response_headers=[ResponseHeader(name=name, value=value) for name, value in NOSNIFF.items()],
+        template_config=template_config(),
         openapi_config=openapi_config("/api/v1/schema"),
         plugins=[ClosedStructSchemaPlugin()],
         debug=False,

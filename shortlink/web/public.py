@@ -13,7 +13,7 @@ import re
 import secrets
 from urllib.parse import parse_qsl
 
-from litestar import MediaType, Request, Response, get, post
+from litestar import MediaType, Request, Response, post
 from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
@@ -91,14 +91,6 @@ def public_home(services: Services, request: Request) -> Response | None:
 
 def _wait(seconds: int) -> str:
     return f"{seconds} seconds" if seconds < 120 else f"{-(-seconds // 60)} minutes"
-
-
-@get("/", include_in_schema=False)
-async def home(request: Request, services: NamedDependency[Services]) -> Response:
-    page = public_home(services, request)
-    if page is None:
-        raise NotFoundException()
-    return page
 
 
 @post("/shorten", include_in_schema=False, status_code=200)

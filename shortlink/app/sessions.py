@@ -1,0 +1,128 @@
+"""Dashboard sign-in and sessions for the web door: passwords, throttling, revocable sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from shortlink import signin
+from shortlink.errors import RateLimitedError
+from shortlink.ratelimit import Limiter
+from shortlink.signin import SessionAccount, SignInFailed
+from shortlink.storage import Database
+from shortlink.storage import accounts as account_store
+from shortlink.storage import sessions as store
+
+# A session's "last seen" is written at most this often.
+SEEN_RESOLUTION_MS = 60_000
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Sessions:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        per_account: Limiter,
+        per_address: Limiter,
+        secret: Callable[[], bytes],
+        idle_seconds: int,
+        max_seconds: int,
+    ):
+        self.db, self.per_account, self.per_address = db, per_account, per_address
+        self._secret = secret
+        self.idle_ms, self.max_ms = idle_seconds * 1000, max_seconds * 1000
+        self.max_seconds = max_seconds
+        self._background: set[asyncio.Task] = set()
+
+    async def sign_in(self, email: str, password: str, address: str, previous_token: str | None) -> str:
+        """A new session's token for the right e-mail and password; SignInFailed (the same
+        for both mistakes) or RATE_LIMITED otherwise. The session a browser had before is
+        ended: every sign-in gets a new token."""
+        await self._throttle(email, address)
+        account = await self.db.read(account_store.account_by_email, email.strip())
+        stored = None if account is None else account["password_hash"]
+        if not await asyncio.to_thread(signin.verify_password, stored, password):
+            raise SignInFailed()
+        assert account is not None
+        return await self._start(account["id"], previous_token)
+
+    async def sign_up(self, email: str, password: str, address: str) -> str:
+        """A new account, signed in; a ValidationError naming the field otherwise."""
+        await self._throttle(email, address)
+        password_hash = await asyncio.to_thread(signin.hash_password, password)
+        account = await self.db.write(signin.create_account_with_password, email, password_hash)
+        return await self._start(account["id"], None)
+
+    async def change_password(self, session: SessionAccount, current: str, new: str, address: str) -> str:
+        """Every session of the account ends (sign out everywhere); this browser gets a new
+        one. The current password is checked, and throttled, as at sign-in."""
+        await self._throttle(session.email, address)
+        account = await self.db.read(account_store.account_by_email, session.email)
+        if account is None or not await asyncio.to_thread(signin.verify_password, account["password_hash"], current):
+            raise SignInFailed()
+        password_hash = await asyncio.to_thread(signin.hash_password, new)
+        await self.db.write(signin.set_password, session.email, password_hash)
+        return await self._start(session.account_id, None)
+
+    async def sign_out(self, token: str) -> None:
+        await self.db.write(store.delete_session, signin.token_hash(token))
+
+    def load(self, token: str | None) -> SessionAccount | None:
+        """The live session of this cookie value: a point read, like an API key's."""
+        if not token or len(token) > 100:
+            return None
+        row = self.db.read_now(store.session_by_token_hash, signin.token_hash(token))
+        now = _now_ms()
+        if row is None or signin.is_expired(row, now, self.idle_ms, self.max_ms):
+            return None
+        if now - row["seen_ms"] >= SEEN_RESOLUTION_MS:
+            self._in_background(self.db.write(store.touch_session, row["session_id"], now))
+        return SessionAccount(
+            session_id=row["session_id"],
+            token=token,
+            account_id=row["account_id"],
+            account_public_id=row["account_public_id"],
+            email=row["email"],
+            name=row["name"],
+            subscription_active=bool(row["subscription_active"]),
+            csrf=self.csrf(token),
+        )
+
+    def csrf(self, bound_to: str) -> str:
+        return signin.csrf_token(self._secret(), bound_to)
+
+    def csrf_matches(self, bound_to: str, sent: str) -> bool:
+        return signin.csrf_matches(self._secret(), bound_to, sent)
+
+    async def _throttle(self, email: str, address: str) -> None:
+        for limiter, key in ((self.per_address, address), (self.per_account, email.strip().lower())):
+            decision = await limiter.take(key)
+            if not decision.allowed:
+                raise RateLimitedError(
+                    f"Too many sign-in attempts. Please wait {decision.retry_after} s and try again.",
+                    retry_after=decision.retry_after,
+                )
+
+    async def _start(self, account_id: int, previous_token: str | None) -> str:
+        token = signin.new_token()
+        now = _now_ms()
+        await self.db.write(
+            signin.start_session,
+            account_id,
+            signin.token_hash(token),
+            None if previous_token is None else signin.token_hash(previous_token),
+            now,
+            now - self.max_ms,
+            now - self.idle_ms,
+        )
+        return token
+
+    def _in_background(self, work) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

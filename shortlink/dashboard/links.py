@@ -1,0 +1,204 @@
+"""/links: the table, create, edit, pause and resume, delete, QR codes."""
+
+from __future__ import annotations
+
+from litestar import Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from shortlink import qr
+from shortlink.dashboard import forms
+from shortlink.dashboard.pages import page, see_other
+from shortlink.dashboard.session import SignedInController, provide_session
+from shortlink.errors import ValidationError
+from shortlink.links.platforms import Platform
+from shortlink.links.schema import LinkFilter, UpdateLink
+from shortlink.services import Services
+from shortlink.signin import SessionAccount
+
+PAGE_SIZE = 20
+ACTIVE_CHOICES = {"": None, "active": True, "paused": False}
+QR_FIELDS = ("size", "color", "bgColor", "margin", "errorCorrection")
+
+
+def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
+    """The API's filters from the query string; a bad value is reported beside its field."""
+    query = request.query_params
+    errors: dict[str, str] = {}
+    platform = None
+    if query.get("platform"):
+        try:
+            platform = Platform(query["platform"])
+        except ValueError:
+            errors["platform"] = "platform: not a platform this service knows"
+    page_text = query.get("page", "1")
+    page_number = int(page_text) if page_text.isdigit() and 0 < int(page_text) < 10**6 else 1
+    search = (query.get("search") or "").strip()[:200] or None
+    active = ACTIVE_CHOICES.get(query.get("state", ""))
+    return LinkFilter(page=page_number, limit=PAGE_SIZE, search=search, platform=platform, is_active=active), errors
+
+
+async def links_page(request: Request) -> Response:
+    services: Services = request.app.state.services
+    session = provide_session(request)
+    query, errors = link_filter(request)
+    links, pagination = await services.links.list(session.account_id, query)
+    return page(
+        request,
+        "links.html",
+        links=links,
+        pagination=pagination,
+        query=query,
+        state=request.query_params.get("state", ""),
+        platforms=[platform.value for platform in Platform],
+        errors=errors,
+        deleted=request.query_params.get("deleted") == "1",
+    )
+
+
+def qr_options(request: Request, format: str = "svg") -> tuple[qr.QrOptions, dict[str, str], ValidationError | None]:
+    """The QR options of the query string as `qr.make_options` checks them for the API:
+    (options, the values as typed, the error, when there is one: defaults are used)."""
+    values = {name: request.query_params.get(name, "") for name in QR_FIELDS}
+    given = {name: value for name, value in values.items() if value}
+    try:
+        return (
+            qr.make_options(
+                format=format,
+                size=given.get("size", str(qr.DEFAULT_SIZE)),
+                color=given.get("color", "#000000"),
+                bg_color=given.get("bgColor", "#ffffff"),
+                margin=given.get("margin", str(qr.DEFAULT_MARGIN)),
+                error_correction=given.get("errorCorrection", "M"),
+            ),
+            values,
+            None,
+        )
+    except ValidationError as exc:
+        return qr.make_options(format=format), values, exc
+
+
+class LinkPages(SignedInController):
+    path = "/links"
+
+    @get("/")
+    async def index(self, request: Request) -> Response:
+        return await links_page(request)
+
+    @get("/new")
+    async def new(self, request: Request) -> Response:
+        return page(request, "link_new.html", values={}, errors={})
+
+    @post("/")
+    async def create(
+        self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+    ) -> Response:
+        form = await request.form()
+        try:
+            link = await services.links.create(session.account_id, forms.create_link(form), source="DASHBOARD")
+        except ValidationError as exc:
+            values = {name: forms.text(form, name) for name in forms.CREATE_FIELDS if name != "password"}
+            return page(request, "link_new.html", status_code=400, values=values, errors={exc.field: exc.message})
+        return see_other(f"/links/{link.id}?created=1")
+
+    @get("/{link_id:str}")
+    async def show(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        link = await services.links.get(session.account_id, link_id)
+        return self._link_page(request, link)
+
+    def _link_page(self, request: Request, link, status_code: int = 200, errors: dict | None = None) -> Response:
+        options, qr_values, qr_error = qr_options(request)
+        query = {
+            "size": options.size,
+            "color": options.color,
+            "bgColor": options.bg_color,
+            "margin": options.margin,
+            "errorCorrection": options.error_correction,
+        }
+        return page(
+            request,
+            "link.html",
+            status_code=status_code,
+            link=link,
+            expiry=forms.expiry_input(link.expires_at),
+            errors=errors or {},
+            qr=query,
+            qr_values=qr_values,
+            qr_errors={} if qr_error is None else {qr_error.field: qr_error.message},
+            qr_levels=qr.ERROR_CORRECTIONS,
+            created=request.query_params.get("created") == "1",
+            saved=request.query_params.get("saved") == "1",
+        )
+
+    @post("/{link_id:str}")
+    async def update(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        link = await services.links.get(session.account_id, link_id)
+        try:
+            patch = forms.update_link(await request.form(), link)
+            if patch is not None:
+                await services.links.update(session.account_id, link_id, patch)
+        except ValidationError as exc:
+            return self._link_page(request, link, 400, {exc.field: exc.message})
+        return see_other(f"/links/{link_id}?saved=1")
+
+    @post("/{link_id:str}/active")
+    async def set_active(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        active = (await request.form()).get("active") == "true"
+        await services.links.update(session.account_id, link_id, UpdateLink(is_active=active))
+        return see_other(f"/links/{link_id}?saved=1")
+
+    @get("/{link_id:str}/delete")
+    async def confirm_delete(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        link = await services.links.get(session.account_id, link_id)
+        return page(request, "link_delete.html", link=link)
+
+    @post("/{link_id:str}/delete")
+    async def delete(
+        self, link_id: FromPath[str], session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+    ) -> Response:
+        await services.links.delete(session.account_id, link_id)
+        return see_other("/links?deleted=1")
+
+    @get("/{link_id:str}/qr")
+    async def qr_code(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        """The image the API's QR route makes, with the same options and checks."""
+        format = request.query_params.get("format", "svg")
+        options, _, error = qr_options(request, format)
+        if error is not None:
+            raise error
+        image = await services.links.qr_code(session.account_id, link_id, options)
+        link = await services.links.get(session.account_id, link_id)
+        headers = {"Cache-Control": "private, no-cache", "X-Content-Type-Options": "nosniff"}
+        if request.query_params.get("download"):
+            headers["Content-Disposition"] = f'attachment; filename="{link.short_code}.{format}"'
+        return Response(content=image.content, media_type=image.media_type, headers=headers)

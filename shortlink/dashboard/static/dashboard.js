@@ -1,0 +1,17 @@
+// Copy buttons: shown only where the clipboard can be written; the text stays selectable without them.
+document.addEventListener("DOMContentLoaded", () => {
+  if (!navigator.clipboard) return;
+  for (const button of document.querySelectorAll("button.copy[data-copy]")) {
+    button.hidden = false;
+    const label = button.textContent;
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = "Copied";
+      } catch {
+        button.textContent = "Copy failed";
+      }
+      setTimeout(() => { button.textContent = label; }, 2000);
+    });
+  }
+});

@@ -1,0 +1,130 @@
+"""Dashboard sign-in rules: passwords (argon2id), session tokens, expiry, CSRF tokens.
+
+A session token is 256 random bits given to the browser once, in its cookie; the
+database keeps only its SHA-256 (a fast hash is enough for a random secret of that size).
+A CSRF token is an HMAC of the session token (or, before sign-in, of the sign-in form's
+own cookie) under the server's secret: a page of another site can read neither.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import sqlite3
+
+import msgspec
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from shortlink import accounts
+from shortlink.errors import ErrorCode, ShortlinkError, ValidationError
+from shortlink.storage import accounts as account_store
+from shortlink.storage import sessions as store
+from shortlink.storage.database import transaction
+
+MIN_PASSWORD, MAX_PASSWORD = 10, 256
+# argon2-cffi's defaults are RFC 9106's second recommendation for argon2id (64 MiB, t=3).
+_hasher = PasswordHasher()
+# Checked against when the e-mail is unknown, so that a wrong e-mail costs the time a
+# wrong password does.
+_UNKNOWN_ACCOUNT_HASH = _hasher.hash(secrets.token_urlsafe(16))
+
+
+class SignInFailed(ShortlinkError):
+    """The one answer for a wrong e-mail and a wrong password alike."""
+
+    code: ErrorCode = "UNAUTHORIZED"
+    status = 401
+
+    def __init__(self) -> None:
+        super().__init__("That e-mail address and password do not match an account.")
+
+
+class SessionAccount(msgspec.Struct, frozen=True):
+    """Who a dashboard request acts for: the session and its account."""
+
+    session_id: int
+    token: str
+    account_id: int
+    account_public_id: str
+    email: str
+    name: str | None
+    subscription_active: bool
+    csrf: str
+
+
+def validate_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise ValidationError("password", f"must be {MIN_PASSWORD} to {MAX_PASSWORD} characters")
+
+
+def hash_password(password: str) -> str:
+    validate_password(password)
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    """Constant in cost whether or not the account (or its password) exists."""
+    try:
+        return _hasher.verify(password_hash or _UNKNOWN_ACCOUNT_HASH, password) and password_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def csrf_token(secret: bytes, bound_to: str) -> str:
+    return hmac.new(secret, b"csrf\0" + bound_to.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_matches(secret: bytes, bound_to: str, sent: str) -> bool:
+    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to), sent)
+
+
+def is_expired(row: sqlite3.Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:
+    return now_ms - row["created_ms"] > max_ms or now_ms - row["seen_ms"] > idle_ms
+
+
+def set_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row:
+    """Set the account's password (creating the account, Pro active, if new) and end
+    every session it has: a changed password signs it out everywhere."""
+    account = accounts.ensure_account(conn, email)
+    with transaction(conn):
+        store.set_password_hash(conn, account["id"], password_hash)
+        store.delete_sessions_of(conn, account["id"])
+    return account
+
+
+def create_account_with_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row:
+    """Self sign-up: a new account with this password."""
+    email = accounts.normalise_email(email)
+    with transaction(conn):
+        if account_store.account_by_email(conn, email) is not None:
+            raise ValidationError("email", "already has an account: sign in instead")
+        account = accounts.ensure_account(conn, email)
+        store.set_password_hash(conn, account["id"], password_hash)
+    return account
+
+
+def start_session(
+    conn: sqlite3.Connection,
+    account_id: int,
+    new_hash: str,
+    previous_hash: str | None,
+    now_ms: int,
+    created_before_ms: int,
+    seen_before_ms: int,
+) -> None:
+    """A new session row; the browser's previous one (if any) and expired ones are deleted."""
+    with transaction(conn):
+        if previous_hash is not None:
+            store.delete_session(conn, previous_hash)
+        store.delete_sessions_before(conn, created_before_ms, seen_before_ms)
+        store.insert_session(conn, new_hash, account_id, now_ms)

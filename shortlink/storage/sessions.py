@@ -1,0 +1,52 @@
+"""SQL for dashboard passwords and sessions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def set_password_hash(conn: sqlite3.Connection, account_id: int, password_hash: str) -> None:
+    conn.execute("UPDATE accounts SET password_hash = ? WHERE id = ?", (password_hash, account_id))
+
+
+def insert_session(conn: sqlite3.Connection, token_hash: str, account_id: int, now_ms: int) -> None:
+    conn.execute(
+        "INSERT INTO dashboard_sessions (token_hash, account_id, created_ms, seen_ms) VALUES (?, ?, ?, ?)",
+        (token_hash, account_id, now_ms, now_ms),
+    )
+
+
+def session_by_token_hash(conn: sqlite3.Connection, token_hash: str) -> sqlite3.Row | None:
+    """The session, its account and subscription."""
+    return conn.execute(
+        """
+        SELECT s.id AS session_id, s.token_hash, s.created_ms, s.seen_ms,
+               a.id AS account_id, a.public_id AS account_public_id, a.email, a.name,
+               coalesce(sub.is_active, 0) AS subscription_active
+        FROM dashboard_sessions s
+        JOIN accounts a ON a.id = s.account_id
+        LEFT JOIN subscriptions sub ON sub.account_id = a.id
+        WHERE s.token_hash = ?
+        """,
+        (token_hash,),
+    ).fetchone()
+
+
+def touch_session(conn: sqlite3.Connection, session_id: int, now_ms: int) -> None:
+    conn.execute("UPDATE dashboard_sessions SET seen_ms = ? WHERE id = ?", (now_ms, session_id))
+
+
+def delete_session(conn: sqlite3.Connection, token_hash: str) -> None:
+    conn.execute("DELETE FROM dashboard_sessions WHERE token_hash = ?", (token_hash,))
+
+
+def delete_sessions_of(conn: sqlite3.Connection, account_id: int) -> None:
+    conn.execute("DELETE FROM dashboard_sessions WHERE account_id = ?", (account_id,))
+
+
+def delete_sessions_before(conn: sqlite3.Connection, created_before_ms: int, seen_before_ms: int) -> int:
+    """Sessions past their absolute or idle expiry."""
+    cursor = conn.execute(
+        "DELETE FROM dashboard_sessions WHERE created_ms < ? OR seen_ms < ?", (created_before_ms, seen_before_ms)
+    )
+    return cursor.rowcount
