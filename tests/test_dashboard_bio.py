@@ -176,10 +176,20 @@ def test_buttons_are_added_created_hidden_shown_moved_and_removed(owner, conn):
     # The first button has no "Move up", the last no "Move down".
     assert text.count(">Move up<") == 1 and text.count(">Move down<") == 1
 
+    form = owner.get(f"/bio/buttons/{shop}/label")
+    assert 'value="Shop"' in form.text and "Text of “Shop”" in form.text
+    done(post(owner, f"/bio/buttons/{shop}/label", {"label": "The shop, new"}), owner, "labelled")
+    assert buttons_of(owner, conn)[0] == ("The shop, new", False)
+    done(post(owner, f"/bio/buttons/{shop}/label", {"label": ""}), owner, "labelled")  # the link's title again
+    assert buttons_of(owner, conn) == [("The shop", False), ("Video", False)]
+    refused = post(owner, f"/bio/buttons/{shop}/label", {"label": "x" * 81})
+    assert refused.status_code == 400
+    assert field_error(refused.text, "label") == "label: must be at most 80 characters"
+
     confirm = owner.get(f"/bio/buttons/{video}/remove")
     assert "Remove “Video”?" in confirm.text and "stays in your account" in confirm.text
     text = done(post(owner, f"/bio/buttons/{video}/remove"), owner, "removed")
-    assert buttons_of(owner, conn) == [("Shop", False)]
+    assert buttons_of(owner, conn) == [("The shop", False)]
     assert owner.get(f"/links/{video}").status_code == 200  # the link stays
 
 
@@ -266,7 +276,11 @@ def test_no_url_reaches_another_accounts_page_or_buttons(make_client, conn, owne
             save_page(intruder, "mallory")
         editor = intruder.get("/bio").text
         assert "alice" not in editor and "private" not in editor and "Secret" not in editor
-        for path in (f"/bio/buttons/{link_id}/remove", *(() if has_page else ("/bio/stats", "/bio/qr"))):
+        for path in (
+            f"/bio/buttons/{link_id}/remove",
+            f"/bio/buttons/{link_id}/label",
+            *(() if has_page else ("/bio/stats", "/bio/qr", "/bio/delete", "/bio/buttons/new")),
+        ):
             response = intruder.get(path)
             assert response.status_code == 404, path
             assert "private" not in response.text and "Secret" not in response.text
@@ -274,6 +288,7 @@ def test_no_url_reaches_another_accounts_page_or_buttons(make_client, conn, owne
             (f"/bio/buttons/{link_id}/hidden", {"hidden": "true"}),
             (f"/bio/buttons/{link_id}/move", {"direction": "down"}),
             (f"/bio/buttons/{link_id}/remove", {}),
+            (f"/bio/buttons/{link_id}/label", {"label": "Mine now"}),
             ("/bio/buttons", {"linkId": link_id}),
         ):
             assert post(intruder, path, data).status_code == 404, (path, has_page)
@@ -293,6 +308,7 @@ def test_every_form_needs_this_sessions_token(owner, conn):
         (f"/bio/buttons/{link_id}/hidden", {"hidden": "true"}),
         (f"/bio/buttons/{link_id}/move", {"direction": "up"}),
         (f"/bio/buttons/{link_id}/remove", {}),
+        (f"/bio/buttons/{link_id}/label", {"label": "Forged"}),
         ("/bio/delete", {}),
     ):
         for token in ({}, {"csrf": "forged"}):

@@ -116,6 +116,7 @@ def test_the_editor_pages_are_accessible_at_375_px(server, browser, signed_in, s
         "editor": "/bio",
         "editor-error": "/bio?find=nothing-matches",
         "button-new": "/bio/buttons/new",
+        "button-label": f"/bio/buttons/{link_id}/label",
         "button-remove": f"/bio/buttons/{link_id}/remove",
         "delete": "/bio/delete",
         "stats": "/bio/stats?days=7",

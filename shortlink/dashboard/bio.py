@@ -1,5 +1,5 @@
 """/bio: the account's bio page (handle, title, description, published), its QR code, its
-buttons (add, create, hide, show, move, remove) and its statistics, over `services.bio`.
+buttons (add, create, relabel, hide, show, move, remove) and its statistics, over `services.bio`.
 
 Every change is a plain form POST that redirects back to /bio with `?done=<what>`, which
 the page says in words; a refused change shows the page again with the application
@@ -15,7 +15,7 @@ from litestar.params import FromPath
 from shortlink import qr
 from shortlink.analytics.ranges import DEFAULT_DAYS
 from shortlink.bio.rules import moved
-from shortlink.bio.schema import BioPage
+from shortlink.bio.schema import BioButton, BioPage
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import PRESETS
 from shortlink.dashboard.charts import percent_text
@@ -31,6 +31,7 @@ DONE = {
     "deleted": "The page was deleted. Its links stay in your account.",
     "added": "The button was added at the end.",
     "created": "The link was created and added as a button at the end.",
+    "labelled": "The button's text was saved.",
     "hidden": "The button is hidden: visitors no longer see it.",
     "shown": "The button is shown again.",
     "moved": "The buttons were reordered.",
@@ -46,6 +47,14 @@ async def page_or_none(services: Services, account_id: int) -> BioPage | None:
         return await services.bio.page(account_id)
     except NotFoundError:
         return None
+
+
+async def button_of(services: Services, account_id: int, link_id: str) -> BioButton:
+    page = await services.bio.page(account_id)
+    button = next((button for button in page.buttons if button.link_id == link_id), None)
+    if button is None:
+        raise NotFoundError(f"Link {link_id} is not on the page")
+    return button
 
 
 class BioPages(SignedInController):
@@ -200,6 +209,34 @@ class BioPages(SignedInController):
         await services.bio.reorder(session.account_id, moved(order, link_id, step))
         return see_other("/bio?done=moved")
 
+    @get("/buttons/{link_id:str}/label")
+    async def label_form(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        button = await button_of(services, session.account_id, link_id)
+        return page(request, "bio_button_label.html", button=button, value=button.custom_label or "", errors={})
+
+    @post("/buttons/{link_id:str}/label")
+    async def relabel(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        label = forms.text(await request.form(), "label")
+        try:
+            await services.bio.update_button(session.account_id, link_id, label=label or None)
+        except ValidationError as exc:
+            button = await button_of(services, session.account_id, link_id)
+            errors = {exc.field: exc.message}
+            return page(request, "bio_button_label.html", status_code=400, button=button, value=label, errors=errors)
+        return see_other("/bio?done=labelled")
+
     @get("/buttons/{link_id:str}/remove")
     async def confirm_remove(
         self,
@@ -208,10 +245,7 @@ class BioPages(SignedInController):
         session: NamedDependency[SessionAccount],
         services: NamedDependency[Services],
     ) -> Response:
-        bio = await services.bio.page(session.account_id)
-        button = next((button for button in bio.buttons if button.link_id == link_id), None)
-        if button is None:
-            raise NotFoundError(f"Link {link_id} is not on the page")
+        button = await button_of(services, session.account_id, link_id)
         return page(request, "bio_button_remove.html", button=button)
 
     @post("/buttons/{link_id:str}/remove")
