@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,3 +88,24 @@ def api(server: LiveServer, method: str, path: str, key: str, body: dict | None 
     )
     with urllib.request.urlopen(req, timeout=10) as response:
         return json.loads(response.read())["data"]
+
+
+def sign_in(page, server: LiveServer, email: str, password: str) -> None:
+    """Through the dashboard's sign-in form; the page is on the home page after."""
+    page.goto(server.base_url + "/")
+    assert page.url == server.base_url + "/login"
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(server.base_url + "/")
+
+
+def wait_for_text(page, url: str, text: str, timeout: float = 15) -> None:
+    """Reload until the page shows `text` (clicks are written in batches, shortly after)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page.goto(url)
+        if text in page.content():
+            return
+        assert time.monotonic() < deadline, f"{text!r} never appeared on {url}"
+        page.wait_for_timeout(200)

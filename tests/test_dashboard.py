@@ -6,7 +6,6 @@ The browser end to end (Chromium, screenshots, axe-core) is tests/test_dashboard
 
 from __future__ import annotations
 
-import functools
 import os
 import pty
 import re
@@ -21,24 +20,22 @@ from litestar.testing import TestClient
 
 from shortlink import accounts, signin
 from tests.conftest import bearer, run_cli
+from tests.dashboard import (
+    PASSWORD,
+    as_browser,
+    create_link,
+    csrf_of,
+    field_error,
+    make_account,
+    post,
+    sign_in,
+    signed_in,
+)
 from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.both_backends
 
-PASSWORD = "correct horse battery"
 OTHER_PASSWORD = "another good password"
-
-
-@functools.cache
-def password_hash(password: str) -> str:
-    # argon2id is slow on purpose: hash each test password once per run.
-    return signin.hash_password(password)
-
-
-def make_account(conn, email: str, password: str = PASSWORD) -> int:
-    account = accounts.ensure_account(conn, email)
-    conn.execute("UPDATE accounts SET password_hash = ? WHERE id = ?", (password_hash(password), account["id"]))
-    return account["id"]
 
 
 @pytest.fixture
@@ -46,52 +43,9 @@ def make_client(make_client):
     """The app as a browser on the https short host sees it (the cookies are Secure there)."""
 
     def make(**overrides) -> TestClient:
-        client = make_client(**overrides)
-        client.base_url = "http://testserver.local" if "links_short_host" in overrides else "https://testserver.local"
-        return client
+        return as_browser(make_client(**overrides), "links_short_host" in overrides)
 
     return make
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]*)"', html)
-    assert found, "the page has a form with a CSRF token"
-    return found.group(1)
-
-
-def field_error(html: str, field: str) -> str:
-    found = re.search(rf'<p class="error" id="e-{field}">([^<]*)</p>', html)
-    assert found, f"an error beside {field}"
-    return found.group(1).replace("&#39;", "'").replace("&gt;", ">").replace("&lt;", "<")
-
-
-def sign_in(client: TestClient, email: str, password: str = PASSWORD, **headers: str):
-    form = client.get("/login")
-    return client.post(
-        "/login",
-        data={"email": email, "password": password, "csrf": csrf_of(form.text)},
-        headers=headers,
-        follow_redirects=False,
-    )
-
-
-def signed_in(make_client, conn, email: str = "owner@example.com", **overrides) -> TestClient:
-    make_account(conn, email)
-    client = make_client(**overrides)
-    assert sign_in(client, email).status_code == 303
-    return client
-
-
-def post(client: TestClient, path: str, data: dict | None = None, page: str | None = None, **kwargs):
-    """A form POST with the CSRF token of `page` (default: the dashboard's home)."""
-    token = csrf_of(client.get(page or "/").text)
-    return client.post(path, data={**(data or {}), "csrf": token}, follow_redirects=False, **kwargs)
-
-
-def create_link(client: TestClient, **fields: str) -> str:
-    response = post(client, "/links", fields)
-    assert response.status_code == 303, response.text
-    return response.headers["location"].split("/")[2].split("?")[0]
 
 
 # Signing in and out

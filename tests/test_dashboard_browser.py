@@ -11,7 +11,6 @@ test-artifacts/.
 from __future__ import annotations
 
 import asyncio
-import time
 import urllib.error
 import urllib.request
 
@@ -24,7 +23,7 @@ from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect
 from tests.accessibility import axe_violations
-from tests.browser import ARTIFACTS, api, chromium, destination_site, phone
+from tests.browser import ARTIFACTS, api, chromium, destination_site, phone, sign_in, wait_for_text
 from tests.live_server import LiveServer
 from tests.visitors import IPHONE
 
@@ -62,31 +61,11 @@ def api_status(server, path: str, key: str) -> int:
         return error.code
 
 
-def sign_in(page, server) -> None:
-    page.goto(server.base_url + "/")
-    assert page.url == server.base_url + "/login"
-    page.get_by_label("Email").fill(EMAIL)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(server.base_url + "/")
-
-
-def wait_for_text(page, url: str, text: str, timeout: float = 15) -> None:
-    """Reload until the page shows `text` (clicks are written in batches, shortly after)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        page.goto(url)
-        if text in page.content():
-            return
-        assert time.monotonic() < deadline, f"{text!r} never appeared on {url}"
-        page.wait_for_timeout(200)
-
-
 def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
     page = context.new_page()
-    sign_in(page, server)
+    sign_in(page, server, EMAIL, PASSWORD)
     assert page.get_by_role("heading", name="Links").is_visible()
 
     # An API key, shown once, works against the JSON API.
@@ -159,7 +138,7 @@ def test_every_page_is_accessible_and_fits_a_phone_in_light_and_dark(server, bro
     conn.close()
     signed_in = browser.new_context(viewport=DESKTOP)
     page = signed_in.new_page()
-    sign_in(page, server)
+    sign_in(page, server, EMAIL, PASSWORD)
     page.goto(server.base_url + "/links/new")
     page.get_by_label("Destination URL").fill("https://open.spotify.com/track/4cOdK2wGLETKBW3PvgPWqT")
     page.get_by_label("Title (optional)").fill("A song worth sharing")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from shortlink.errors import ValidationError
+from shortlink.errors import NotFoundError, ValidationError
 from shortlink.links.rules import RESERVED_CODES, refuse_invisible_characters
 
 HANDLE_PATTERN = re.compile(r"[a-z0-9_-]{3,30}")
@@ -68,3 +68,14 @@ def referrer_label(host: str, path: str) -> str | None:
     """The referrer label of a click that came from a bio page of ours: "<host>/@<handle>"."""
     handle = path[2:].rstrip("/").lower()
     return f"{host}/@{handle}" if path.startswith("/@") and HANDLE_PATTERN.fullmatch(handle) else None
+
+
+def moved(order: list[str], link_id: str, step: int) -> list[str]:
+    """`order` with `link_id` moved `step` places (-1: up, 1: down); at an end it stays."""
+    if link_id not in order:
+        raise NotFoundError(f"Link {link_id} is not on the page")
+    index = order.index(link_id)
+    target = min(max(index + step, 0), len(order) - 1)
+    result = [other for other in order if other != link_id]
+    result.insert(target, link_id)
+    return result

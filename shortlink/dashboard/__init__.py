@@ -1,6 +1,6 @@
 """The dashboard: server-rendered pages on the service's own host, over the application layer.
 
-Controllers per resource (`links`, `keys`, `account`, `analytics`, `signin`); every
+Controllers per resource (`links`, `keys`, `account`, `analytics`, `bio`, `signin`); every
 signed-in route inherits `session.SignedInController` (the guard that loads the
 session's account); `session.check_csrf` runs before every handler; templates and
 static files live in this package.
@@ -13,6 +13,7 @@ from litestar.static_files import create_static_files_router
 
 from shortlink.dashboard.account import AccountPage
 from shortlink.dashboard.analytics import AnalyticsPages
+from shortlink.dashboard.bio import BioPages
 from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.links import LinkPages
 from shortlink.dashboard.pages import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
@@ -25,7 +26,7 @@ __all__ = ["dashboard_handlers", "template_config"]
 def dashboard_handlers() -> list:
     pages = Router(
         path="/",
-        route_handlers=[home, SignInController, LinkPages, KeyPages, AccountPage, AnalyticsPages],
+        route_handlers=[home, SignInController, LinkPages, KeyPages, AccountPage, AnalyticsPages, BioPages],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,

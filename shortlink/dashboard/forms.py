@@ -13,9 +13,11 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from shortlink.bio.schema import SavePage
 from shortlink.errors import field_error
 from shortlink.links.schema import CreateLink, Link, UpdateLink
 
+BIO_PAGE_FIELDS = ("handle", "title", "description")
 CREATE_FIELDS = ("originalUrl", "customCode", "title", "description", "iosUrl", "androidUrl", "password", "expiresAt")
 # <input type="datetime-local"> sends no offset; the form says the time is UTC.
 _LOCAL_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?")
@@ -70,3 +72,9 @@ def update_link(form: Mapping[str, Any], link: Link) -> UpdateLink | None:
         return None
     patch = _convert(fields, UpdateLink)
     return patch if any(getattr(patch, name) is not UNSET for name in patch.__struct_fields__) else None
+
+
+def save_bio_page(form: Mapping[str, Any]) -> SavePage:
+    """The bio page these fields make; the checkbox is sent only when ticked."""
+    fields: dict[str, Any] = {name: text(form, name) for name in BIO_PAGE_FIELDS}
+    return _convert({**fields, "isPublished": bool(form.get("isPublished"))}, SavePage)

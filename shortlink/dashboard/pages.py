@@ -48,6 +48,7 @@ class NavItem:
 # The signed-in navigation, in order. Another section appends its NavItem here.
 NAV: list[NavItem] = [
     NavItem("Links", "/links"),
+    NavItem("Bio page", "/bio"),
     NavItem("Analytics", "/analytics"),
     NavItem("API keys", "/keys"),
     NavItem("Account", "/account"),
