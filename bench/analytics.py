@@ -1,7 +1,10 @@
 """Analytics from rollups vs the same answer from raw clicks, on millions of clicks.
 
 Run: .venv/bin/python -m bench.analytics [--one-link-clicks 1000000]
-     [--many-links 10000] [--many-links-clicks 10000000]
+     [--many-links 10000] [--many-links-clicks 10000000] [--backend postgresql]
+
+--backend postgresql seeds and measures on a throwaway PostgreSQL server started here
+(Debian's postgresql; tests/postgres_server.py).
 
 Seeds a fresh database with `shortlink demo seed`'s code (the real click
 recorder, so it also prints the recorder's write rate): one account with one
@@ -50,7 +53,7 @@ def seed_account(config, email: str, links: int, clicks: int, days: int) -> int:
         f"seeded {result.clicks:,} clicks on {result.links:,} links in {took:.0f} s "
         f"({result.clicks / took:,.0f} clicks/s through the recorder, links created included)"
     )
-    conn = connect(config.storage.path)
+    conn = connect(config.storage.location)
     account_id = accounts.account_for(conn, email)["id"]
     conn.close()
     return account_id
@@ -73,14 +76,31 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=366)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--raw-repeat", type=int, default=3)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-analytics-"))
     (work / "shortlink.toml").touch()
-    config = load_config(work / "shortlink.toml", environ={}, storage_path=str(work / "bench.db"))
+    postgres = None
+    if args.backend == "postgresql":
+        from tests.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
+
+        postgres = PostgresServer().start()
+        storage = {"storage_url": postgres.empty_database()}
+    else:
+        storage = {"storage_path": str(work / "bench.db")}
+    try:
+        run(args, load_config(work / "shortlink.toml", environ={}, **storage))
+    finally:
+        if postgres is not None:
+            postgres.stop()
+    return 0
+
+
+def run(args, config) -> None:
     one = seed_account(config, "one@example.com", 1, args.one_link_clicks, args.days)
     many = seed_account(config, "many@example.com", args.many_links, args.many_links_clicks, args.days)
 
-    conn = connect(config.storage.path)
+    conn = connect(config.storage.location)
     now = datetime.now(UTC)
     end = int(now.timestamp() * 1000)
     for account_id, name in ((one, "1 link"), (many, f"{args.many_links:,} links")):
@@ -108,7 +128,6 @@ def main() -> int:
                 ),
             )
     conn.close()
-    return 0
 
 
 if __name__ == "__main__":

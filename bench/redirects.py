@@ -1,8 +1,9 @@
 """Redirect throughput and latency: /l/<code> with click recording vs a bare 302.
 
 Run: make bench (or .venv/bin/python -m bench.redirects [--rounds 3] [--seconds 5]
-[--server granian] [--access-log] [--workers N]). Needs wrk (Debian: apt-get install wrk),
-and for --workers N > 1 redis-server (apt-get install redis-server), started here.
+[--server granian] [--access-log] [--workers N or 1,2] [--backend postgresql]). Needs wrk
+(Debian: apt-get install wrk), for --workers N > 1 redis-server (apt-get install
+redis-server), and for --backend postgresql Debian's postgresql; both are started here.
 Starts a real server process on 127.0.0.1, measures both endpoints in
 alternating rounds, prints each round's ratio and the medians, the latency at
 half the redirect throughput, then checks that every request sent was
@@ -14,11 +15,12 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import re
+import resource
 import shutil
 import signal
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -71,8 +73,8 @@ def paced_script(directory: Path, rate: float, connections: int) -> Path:
     return path
 
 
-def clicks(db: Path) -> int:
-    conn = sqlite3.connect(db)
+def clicks(location: str) -> int:
+    conn = connect(location)
     try:
         return conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
     finally:
@@ -129,6 +131,26 @@ def start_redis(work: Path) -> tuple[subprocess.Popen, str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
+def cpu_seconds(roots: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system) used so far by each process named in `roots` and its children
+    (uvicorn's workers, PostgreSQL's backends), and by the load generator (wrk runs as a child
+    of this process, and each run has ended when this is read)."""
+    used = dict.fromkeys(roots, 0.0)
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        pid, parent = int(stat.parent.name), int(fields[1])
+        for kind, root in roots.items():
+            if root in (pid, parent):
+                used[kind] += (int(fields[11]) + int(fields[12])) / tick
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used["load generator (wrk)"] = children.ru_utime + children.ru_stime
+    return used
+
+
 def wrk_arguments(description: str) -> argparse.ArgumentParser:
     """The options of every bench that drives wrk."""
     parser = argparse.ArgumentParser(description=description)
@@ -145,27 +167,138 @@ def have_wrk() -> bool:
     return True
 
 
+def measure(
+    args, work: Path, location: str, link_code: str, workers: int, redis_url: str, others: dict[str, int]
+) -> tuple[list, dict, int]:
+    """One server configuration: (rounds of (bare, redirect), paced run, clicks exactly recorded of 2000)."""
+    port = free_port()
+    storage = f'url = "{location}"' if "://" in location else f'path = "{location}"'
+    config = work / f"shortlink-{workers}.toml"
+    config.write_text(
+        f"[server]\nport = {port}\naccess_log = {'true' if args.access_log else 'false'}\n"
+        f"[storage]\n{storage}\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n"
+        f'[redis]\nurl = "{redis_url if workers > 1 else ""}"\n'
+    )
+    # The server's log (and access log, with --access-log) goes to a file, not the terminal.
+    with (work / f"server-{workers}.log").open("w") as log:
+        server = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "bench.server", "--config", str(config)),
+                *("--server", args.server, "--workers", str(workers)),
+            ],
+            stdout=log,
+            stderr=log,
+        )
+    try:
+        wait_until_serving(port)
+        wait_for_workers(port, workers)
+        base = f"http://127.0.0.1:{port}"
+        redirect_path = f"/l/{link_code}"
+        wrk(base + "/bench/bare", 2, args.connections)  # warm-up
+        answered = wrk(base + redirect_path, 2, args.connections)["requests"]
+        # Alternating rounds: a slow spell of the machine hits both endpoints alike.
+        rounds = []
+        processes = {"app processes": server.pid, **others}
+        cpu_before = cpu_seconds(processes)
+        for _ in range(args.rounds):
+            bare = wrk(base + "/bench/bare", args.seconds, args.connections)
+            redirect = wrk(base + redirect_path, args.seconds, args.connections)
+            answered += redirect["requests"]
+            rounds.append((bare, redirect))
+        cpu_after = cpu_seconds(processes)
+        redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
+        paced = wrk(
+            base + redirect_path, args.seconds, args.connections, paced_script(work, redirect_rps / 2, args.connections)
+        )
+        answered += paced["requests"]
+
+        time.sleep(0.5)  # let the writer flush
+        start_count = clicks(location)
+        exact_requests(port, redirect_path, 2000)
+        time.sleep(0.5)
+        exact_count = clicks(location) - start_count
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    paced["answered"] = answered
+    paced["cpu"] = {kind: cpu_after[kind] - cpu_before[kind] for kind in cpu_after}
+    return rounds, paced, exact_count
+
+
+def report(args, workers: int, rounds: list, paced: dict, exact_count: int, recorded: int) -> bool:
+    print(
+        f"server: {args.server}, {workers} worker(s), {args.backend}, {args.connections} connections, "
+        f"{args.rounds} rounds of {args.seconds} s per endpoint, access log {'on' if args.access_log else 'off'}"
+    )
+    for number, (bare, redirect) in enumerate(rounds, start=1):
+        print(
+            f"round {number}: bare 302 {bare['rps']:>7.0f} req/s (p99 {bare['p99']:.2f} ms)   "
+            f"/l/<code> + click {redirect['rps']:>7.0f} req/s (p99 {redirect['p99']:.2f} ms)   "
+            f"ratio {redirect['rps'] / bare['rps']:.1%}"
+        )
+    bare_rps = statistics.median(bare["rps"] for bare, _ in rounds)
+    redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
+    print(
+        f"median: bare 302 {bare_rps:.0f} req/s, /l/<code> + click {redirect_rps:.0f} req/s, "
+        f"ratio {redirect_rps / bare_rps:.1%}  (target >= 70%)"
+    )
+    print(
+        f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  "
+        f"p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)"
+    )
+    cpu = paced["cpu"]
+    print(
+        "CPU seconds during the rounds: "
+        + ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in cpu.items())
+        + f" (of {2 * args.rounds * args.seconds * (os.cpu_count() or 1)} on {os.cpu_count()} cores)"
+    )
+    in_flight = (args.rounds + 2) * args.connections  # per wrk run of the redirect
+    print(
+        f"wrk phases: {paced['answered']} redirects completed, {recorded} clicks recorded "
+        f"(wrk drops up to {in_flight} requests still in flight when a run ends; the server may "
+        f"have answered and recorded them)"
+    )
+    print(
+        f"exact phase: 2000 requests sent, {exact_count} clicks recorded -> "
+        f"{'OK, none lost' if exact_count == 2000 else 'MISMATCH'}"
+    )
+    return exact_count == 2000 and paced["answered"] <= recorded <= paced["answered"] + in_flight
+
+
 def main() -> int:
     parser = wrk_arguments(__doc__.splitlines()[0])
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
     parser.add_argument("--access-log", action="store_true", help="run with [server] access_log = true")
-    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, sharing a Redis")
+    parser.add_argument(
+        "--workers",
+        default="1",
+        help="uvicorn worker processes, sharing a Redis; a list (1,2) measures each in turn, in the same run",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgresql"],
+        default="sqlite",
+        help="postgresql: a throwaway server, started here",
+    )
     args = parser.parse_args()
     if not have_wrk():
         return 2
+    worker_counts = [int(count) for count in args.workers.split(",")]
 
     work = Path(tempfile.mkdtemp(prefix="shortlink-bench-"))
-    db, port = work / "bench.db", free_port()
-    redis, redis_url = start_redis(work) if args.workers > 1 else (None, "")
-    (work / "shortlink.toml").write_text(
-        f"[server]\nport = {port}\naccess_log = {'true' if args.access_log else 'false'}\n"
-        f'[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n'
-        f'[redis]\nurl = "{redis_url}"\n'
-    )
-    conn = connect(db)
+    redis, redis_url = start_redis(work) if max(worker_counts) > 1 else (None, "")
+    postgres = None
+    if args.backend == "postgresql":
+        from tests.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
+
+        postgres = PostgresServer().start()
+        location = postgres.empty_database()
+    else:
+        location = str(work / "bench.db")
+    conn = connect(location)
     accounts.create_key(conn, "bench@example.com")
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
-    hosts = Hosts(f"http://127.0.0.1:{port}")
+    hosts = Hosts("http://127.0.0.1:8000")
     link = service.create_link(
         conn,
         account_id,
@@ -178,78 +311,28 @@ def main() -> int:
     )
     conn.close()
 
-    # The server's log (and access log, with --access-log) goes to a file, not the terminal.
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")),
-                *("--server", args.server, "--workers", str(args.workers)),
-            ],
-            stdout=log,
-            stderr=log,
-        )
+    results = []
     try:
-        wait_until_serving(port)
-        wait_for_workers(port, args.workers)
-        base = f"http://127.0.0.1:{port}"
-        redirect_path = f"/l/{link.short_code}"
-        wrk(base + "/bench/bare", 2, args.connections)  # warm-up
-        answered = wrk(base + redirect_path, 2, args.connections)["requests"]
-        # Alternating rounds: a slow spell of the machine hits both endpoints alike.
-        rounds = []
-        for _ in range(args.rounds):
-            bare = wrk(base + "/bench/bare", args.seconds, args.connections)
-            redirect = wrk(base + redirect_path, args.seconds, args.connections)
-            answered += redirect["requests"]
-            rounds.append((bare, redirect))
-        bare_rps = statistics.median(bare["rps"] for bare, _ in rounds)
-        redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
-        paced = wrk(
-            base + redirect_path, args.seconds, args.connections, paced_script(work, redirect_rps / 2, args.connections)
-        )
-        answered += paced["requests"]
-
-        time.sleep(0.5)  # let the writer flush
-        start_count = clicks(db)
-        exact_requests(port, redirect_path, 2000)
-        time.sleep(0.5)
-        exact_count = clicks(db) - start_count
+        for workers in worker_counts:
+            before = clicks(location)
+            others = {} if redis is None else {"Redis": redis.pid}
+            if postgres is not None:
+                others["PostgreSQL"] = postgres.pid()
+            rounds, paced, exact_count = measure(args, work, location, link.short_code, workers, redis_url, others)
+            results.append((workers, rounds, paced, exact_count, clicks(location) - before - exact_count))
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
         if redis is not None:
             redis.terminate()
-    print(
-        f"server: {args.server}, {args.workers} worker(s), {args.connections} connections, {args.rounds} rounds of "
-        f"{args.seconds} s per endpoint, access log {'on' if args.access_log else 'off'}"
-    )
-    for number, (bare, redirect) in enumerate(rounds, start=1):
-        print(
-            f"round {number}: bare 302 {bare['rps']:>7.0f} req/s (p99 {bare['p99']:.2f} ms)   "
-            f"/l/<code> + click {redirect['rps']:>7.0f} req/s (p99 {redirect['p99']:.2f} ms)   "
-            f"ratio {redirect['rps'] / bare['rps']:.1%}"
-        )
-    print(
-        f"median: bare 302 {bare_rps:.0f} req/s, /l/<code> + click {redirect_rps:.0f} req/s, "
-        f"ratio {redirect_rps / bare_rps:.1%}  (target >= 70%)"
-    )
-    print(
-        f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  "
-        f"p99 {paced['p99']:.2f} ms  (target p99 < 10 ms)"
-    )
-    recorded = clicks(db) - exact_count
-    in_flight = (args.rounds + 2) * args.connections  # per wrk run of the redirect
-    print(
-        f"wrk phases: {answered} redirects completed, {recorded} clicks recorded "
-        f"(wrk drops up to {in_flight} requests still in flight when a run ends; the server may "
-        f"have answered and recorded them)"
-    )
-    print(
-        f"exact phase: 2000 requests sent, {exact_count} clicks recorded -> "
-        f"{'OK, none lost' if exact_count == 2000 else 'MISMATCH'}"
-    )
+        if postgres is not None:
+            postgres.stop()
+    sound = [report(args, *result) for result in results]
+    if len(results) > 1:
+        first = statistics.median(redirect["rps"] for _, redirect in results[0][1])
+        for workers, rounds, *_ in results[1:]:
+            ratio = statistics.median(redirect["rps"] for _, redirect in rounds) / first
+            print(f"{workers} workers / {results[0][0]}: {ratio:.2f}x the redirect throughput (same run)")
     shutil.rmtree(work, ignore_errors=True)
-    return 0 if exact_count == 2000 and answered <= recorded <= answered + in_flight else 1
+    return 0 if all(sound) else 1
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from shortlink.links.platforms import Platform
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
 from shortlink.storage import connect
-from shortlink.storage.database import backup
+from shortlink.storage.database import backup, is_postgresql, sqlite_path
 
 EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2
 SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
@@ -60,7 +60,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def _common(parser: argparse.ArgumentParser, json_output: bool = True) -> None:
-    parser.add_argument("--db", help="SQLite database file (default: [storage] path)")
+    parser.add_argument(
+        "--db", help="SQLite file, or a sqlite:/// or postgresql:// URL (default: [storage] url, else [storage] path)"
+    )
     parser.add_argument("--config", help="configuration file (default: ./shortlink.toml)")
     if json_output:
         parser.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
@@ -156,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--url", help="relay to this running instance (its base URL) instead of using the database")
 
+    migrate = _command(
+        commands, "migrate", cmd_migrate, "copy this SQLite installation into an empty PostgreSQL database, verified"
+    )
+    migrate.add_argument("--to", required=True, metavar="URL", help="postgresql://user:password@host:port/database")
+    migrate.add_argument(
+        "--replace", action="store_true", help="delete what the target database holds first (a previous copy)"
+    )
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
     _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
     # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
@@ -165,16 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    # --db names the database whatever the file says: a URL, or a path (and then no URL).
+    given_url = args.db is not None and "://" in args.db
     return load_config(
         args.config,
-        storage_path=args.db,
+        storage_url=args.db if given_url else ("" if args.db is not None else None),
+        storage_path=None if given_url else args.db,
         server_host=getattr(args, "host", None),
         server_port=getattr(args, "port", None),
     )
 
 
 def _with_db(args: argparse.Namespace, action: Callable):
-    conn = connect(_config(args).storage.path)
+    conn = connect(_config(args).storage.location)
     try:
         return action(conn)
     finally:
@@ -345,11 +357,39 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         asyncio.run(stdio.serve_local(_config(args), key))
 
 
+def cmd_migrate(args: argparse.Namespace) -> Output:
+    from shortlink.migration import migrate
+    from shortlink.storage.postgresql import describe
+
+    if not is_postgresql(args.to):
+        raise ConfigError("--to: must be a postgresql://user:password@host:port/database URL")
+    storage = _config(args).storage
+    if is_postgresql(storage.location):
+        raise ShortlinkError("migrate copies an SQLite installation: --db (or [storage]) names PostgreSQL")
+    with stop_on_interrupt() as stop:
+        result = migrate(sqlite_path(storage.location), args.to, replace=args.replace, stop=stop)
+    value = {
+        "to": describe(args.to),
+        "rows": result.counts,
+        "seconds": round(result.seconds, 1),
+        "verified": {"answers": result.answers, "accounts": result.accounts, "links": result.links},
+    }
+    return value, (
+        f"copied {result.rows:,} rows of {len(result.counts)} tables to {describe(args.to)} in {result.seconds:.1f} s\n"
+        f"verified: every table holds as many rows as the source, and {result.answers} analytics answers "
+        f"({result.accounts} accounts and {result.links} links over {result.ranges} ranges) are equal\n"
+        "next: stop the servers, set [storage] url to the database (SHORTLINK_STORAGE_URL), start them"
+    )
+
+
 def cmd_backup(args: argparse.Namespace) -> Output:
     destination = Path(args.path)
     if destination.exists():
         raise ShortlinkError(f"{args.path} exists; choose a new file")
-    source = _config(args).storage.path
+    storage = _config(args).storage
+    if storage.url and not storage.url.startswith("sqlite:"):
+        raise ShortlinkError("backup copies an SQLite database; back PostgreSQL up with pg_dump")
+    source = sqlite_path(storage.location)
     if not Path(source).is_file():  # opening it would create an empty database to copy
         raise ShortlinkError(f"no database at {source}")
 

@@ -10,6 +10,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -44,7 +45,15 @@ class ServerConfig(_Section):
 
 
 class StorageConfig(_Section):
+    # The SQLite file, when `url` is empty.
     path: str = "data/shortlink.db"
+    # sqlite:///PATH (relative; sqlite:////PATH absolute) or postgresql://user:password@host:port/database.
+    url: str = ""
+
+    @property
+    def location(self) -> str:
+        """What storage.connect opens: the URL when one is set, else the SQLite path."""
+        return self.url or self.path
 
 
 class LinksConfig(_Section):
@@ -287,6 +296,7 @@ def _check(config: Config) -> None:
         )
     if config.links.short_host and not config.links.short_host.startswith(("http://", "https://")):
         raise ConfigError("invalid configuration: [links] short_host: must start with http:// or https://")
+    _check_storage_url(config.storage.url)
     if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError("invalid configuration: [redis] url: must start with redis://, rediss:// or unix://")
     _check_public(config.public)
@@ -314,3 +324,28 @@ def _check_public(public: PublicConfig) -> None:
                 f"invalid configuration: [public] blocked_hosts: {host!r} is not a host name (like example.com, "
                 "no scheme, port or path)"
             )
+
+
+STORAGE_URL_FORMS = "sqlite:///PATH or postgresql://user:password@host:port/database"
+
+
+def _check_storage_url(url: str) -> None:
+    if not url:
+        return
+    problem = None
+    if url.startswith("sqlite:"):
+        if not url.startswith("sqlite:///") or len(url) == len("sqlite:///"):
+            problem = "an SQLite URL is sqlite:///relative/path.db or sqlite:////absolute/path.db"
+    elif url.startswith(("postgresql://", "postgres://")):
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError as exc:
+            problem = f"not a valid URL ({exc})"
+        else:
+            if parts.path.strip("/") == "":
+                problem = "name the database: postgresql://user:password@host:port/database"
+    else:
+        problem = f"must be {STORAGE_URL_FORMS}"
+    if problem:
+        raise ConfigError(f"invalid configuration: [storage] url: {problem}")

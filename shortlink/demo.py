@@ -25,7 +25,7 @@ from shortlink.errors import ValidationError
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.progress import StopRequest, progress
-from shortlink.storage import Database
+from shortlink.storage import Database, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.visits.click import Click
@@ -217,7 +217,7 @@ async def seed(
         if not low <= value <= high:
             raise ValidationError(f"--{name}", f"must be from {low} to {high:,}")
     rng = random.Random(seed_value)
-    db = Database(config.storage.path)
+    db = open_database(config.storage.location)
     # Bigger batches than live traffic: more clicks fold into each rollup row per write.
     recorder = ClickRecorder(
         db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE, queue_size=2 * DEMO_CHUNK)

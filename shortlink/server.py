@@ -74,7 +74,7 @@ def serve(config: Config, workers: int = 1, make_app: Callable[[Config], Litesta
         )
     # The checks each worker would make, made once here: a bad [storage] path or an
     # unreachable Redis stops start-up in one line instead of N tracebacks.
-    connect(config.storage.path).close()
+    connect(config.storage.location).close()
     check_redis(config.redis.url)
     uvicorn_config = _uvicorn_config(config, functools.partial(worker_app, make_app, config), workers)
     Multiprocess(uvicorn_config, sockets=[uvicorn_config.bind_socket()]).run()

@@ -26,7 +26,7 @@ from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
-from shortlink.storage import Database, connect
+from shortlink.storage import Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.visits.cache import LinkCache
@@ -89,11 +89,11 @@ class Services:
     def __init__(self, config: Config):
         # Open the file once now: a bad [storage] path then stops `shortlink serve` with
         # one line before the ASGI server starts (a failing lifespan is a traceback).
-        with contextlib.closing(connect(config.storage.path)) as conn:
+        with contextlib.closing(connect(config.storage.location)) as conn:
             self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
             public_account = _public_account(conn, config.public)
         self.config = config
-        self.db = Database(config.storage.path)
+        self.db = open_database(config.storage.location)
         self.link_cache = LinkCache()
         self.caches = MemoryCaches(self.link_cache, BioCache())
         # With Redis, rate limits and link changes are shared by every process using it.
@@ -163,8 +163,9 @@ class Services:
         await self.fetcher.start()
         await self.bio.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
-        self.db.take_over_checkpoints()
-        self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
+        if self.db.dialect == "sqlite":  # PostgreSQL checkpoints on its own
+            self.db.take_over_checkpoints()
+            self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
         if self.config.clicks.raw_retention_days:
             self._tasks.append(asyncio.create_task(self._apply_raw_retention()))
 

@@ -14,9 +14,36 @@ from shortlink import accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
 from shortlink.web.app import create_app
+from tests.postgres_server import PostgresServer
 from tests.redis_server import RedisServer
 
 SHORT_HOST = "https://sho.rt"
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked both_backends run once on SQLite and once on PostgreSQL."""
+    if "backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """The storage backend of the test: SQLite unless the test is marked both_backends."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One throwaway PostgreSQL server for the whole session (installed when missing)."""
+    server = PostgresServer().start()
+    try:
+        server.create_template()
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -25,11 +52,28 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_config(db_path: Path, tmp_path: Path) -> Callable[..., Config]:
+def storage(backend: str, db_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Where the test's database is: the SQLite file, or a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        yield str(db_path)
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.new_database()
+    yield url
+    server.drop_database(url)
+
+
+def storage_settings(location: str) -> dict[str, str]:
+    """The configuration overrides that point at `location` (a path or a URL)."""
+    return {"storage_url": location} if "://" in location else {"storage_path": location}
+
+
+@pytest.fixture
+def make_config(storage: str, tmp_path: Path) -> Callable[..., Config]:
     """Config for a test: overrides as section_key=value, e.g. limits_links_per_day=3."""
 
     def make(**overrides) -> Config:
-        settings = {"storage_path": str(db_path), "links_short_host": SHORT_HOST, "fetcher_enabled": False, **overrides}
+        settings = {**storage_settings(storage), "links_short_host": SHORT_HOST, "fetcher_enabled": False, **overrides}
         empty = tmp_path / "shortlink.toml"
         empty.touch()
         return load_config(empty, environ={}, **settings)
@@ -64,9 +108,9 @@ def client(make_client) -> TestClient:
 
 
 @pytest.fixture
-def conn(db_path: Path):
-    """A second connection to the same file, as the CLI would have."""
-    connection = connect(db_path)
+def conn(storage: str):
+    """A second connection to the same database, as the CLI would have."""
+    connection = connect(storage)
     yield connection
     connection.close()
 

@@ -24,17 +24,18 @@ def free_port() -> int:
 
 class LiveServer:
     """Servers made in the same directory share its database file (and configuration file),
-    as several processes of one deployment do."""
+    as several processes of one deployment do; `storage` names another database (a
+    postgresql:// URL) that they share instead."""
 
-    def __init__(self, directory: Path, workers: int = 1, **settings: str):
+    def __init__(self, directory: Path, workers: int = 1, storage: str | None = None, **settings: str):
         self.workers = workers
         self.port = free_port()
-        self.db = directory / "live.db"
+        self.db: str | Path = storage if storage is not None and "://" in storage else directory / "live.db"
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
             "SHORTLINK_SERVER_PORT": str(self.port),
-            "SHORTLINK_STORAGE_PATH": str(self.db),
+            ("SHORTLINK_STORAGE_URL" if isinstance(self.db, str) else "SHORTLINK_STORAGE_PATH"): str(self.db),
             "SHORTLINK_LINKS_SHORT_HOST": self.base_url,
             "SHORTLINK_FETCHER_ENABLED": "false",
             **{f"SHORTLINK_{key.upper()}": value for key, value in settings.items()},
@@ -81,7 +82,7 @@ class LiveServer:
         return self.process.wait(timeout=timeout)
 
     def create_key(self, email: str) -> str:
-        """A new API key (and Pro account) in the server's database file, as the CLI makes it."""
+        """A new API key (and Pro account) in the server's database, as the CLI makes it."""
         conn = connect(self.db)
         try:
             return accounts.create_key(conn, email).key

@@ -71,17 +71,23 @@ class Load:
         return self.acknowledged
 
 
-DAY = "date(ts / 1000, 'unixepoch')"
+def day_of_ts(conn: sqlite3.Connection) -> str:
+    """SQL for the UTC day ('YYYY-MM-DD') of a click's ts, in the connection's dialect."""
+    if isinstance(conn, sqlite3.Connection):
+        return "date(ts / 1000, 'unixepoch')"
+    return "to_char(to_timestamp(ts / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 
 
 def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
     """(what, rows of the rollup table, the same rows recomputed from raw clicks), per table."""
+    day = day_of_ts(conn)
 
     def rows(sql: str) -> list:
         return sorted(tuple(row) for row in conn.execute(sql))
 
+    grouped = "AS d GROUP BY 1, 2, 3, 4"
     raw_dimensions = " UNION ALL ".join(
-        f"SELECT link_id, account_id, {code} AS dimension, {DAY} AS day, {column} AS value FROM clicks WHERE is_bot = 0"
+        f"SELECT link_id, account_id, {code} AS dimension, {day} AS day, {column} AS value FROM clicks WHERE is_bot = 0"
         for code, column in enumerate(DIMENSIONS, start=1)
     )
     return [
@@ -89,26 +95,28 @@ def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
             "link_days",
             rows("SELECT link_id, day, clicks, visitors FROM link_days WHERE clicks > 0"),
             rows(
-                f"SELECT link_id, {DAY}, count(*), count(DISTINCT visitor) FROM clicks WHERE is_bot = 0 GROUP BY 1, 2"
+                f"SELECT link_id, {day}, count(*), count(DISTINCT visitor) FROM clicks WHERE is_bot = 0 GROUP BY 1, 2"
             ),
         ),
         (
             "account_days",
             rows("SELECT account_id, day, clicks, visitors FROM account_days WHERE clicks > 0"),
             rows(
-                f"SELECT account_id, {DAY}, count(*), count(DISTINCT visitor) FROM clicks"
+                f"SELECT account_id, {day}, count(*), count(DISTINCT visitor) FROM clicks"
                 " WHERE is_bot = 0 GROUP BY 1, 2"
             ),
         ),
         (
             "link_dimensions",
             rows("SELECT link_id, dimension, day, value, clicks FROM link_dimensions"),
-            rows(f"SELECT link_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
+            rows(f"SELECT link_id, dimension, day, value, count(*) FROM ({raw_dimensions}) {grouped}"),
         ),
         (
             "account_dimensions",
             rows("SELECT account_id, dimension, day, value, clicks FROM account_dimensions"),
-            rows(f"SELECT account_id, dimension, day, value, count(*) FROM ({raw_dimensions}) GROUP BY 1, 2, 3, 4"),
+            rows(
+                f"SELECT account_id, dimension, day, value, count(*) FROM ({raw_dimensions}) AS d GROUP BY 1, 2, 3, 4"
+            ),
         ),
         (
             "click_count",

@@ -19,6 +19,8 @@ from shortlink.analytics.ranges import Range
 from shortlink.visits.click import Click
 from tests.conftest import bearer
 
+pytestmark = pytest.mark.both_backends
+
 DAY_MS, HOUR_MS = 86_400_000, 3_600_000
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "

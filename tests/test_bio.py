@@ -26,6 +26,8 @@ from tests.conftest import SHORT_HOST, bearer
 from tests.helpers import wait_for, wait_for_domain
 from tests.visitors import DESKTOP, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, make_link
 
+pytestmark = pytest.mark.both_backends
+
 # rules
 
 

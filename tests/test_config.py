@@ -143,3 +143,35 @@ def test_raw_retention_is_all_or_longer_than_any_analytics_range(tmp_path, days,
     else:
         with pytest.raises(ConfigError, match=r"\[clicks\] raw_retention_days: must be 0 .* at least 367"):
             load_config(path, environ={})
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("mysql://db/shortlink", "must be sqlite:///PATH or postgresql://"),
+        ("sqlite://relative.db", "sqlite:///relative/path.db"),
+        ("sqlite:///", "sqlite:///relative/path.db"),
+        ("postgresql://user:s3cret@host:port/db", "not a valid URL"),
+        ("postgresql://user@host:5432", "name the database"),
+    ],
+)
+def test_a_bad_storage_url_stops_start_up_in_one_line_without_its_password(tmp_path, url, problem):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, ""), environ={"SHORTLINK_STORAGE_URL": url})
+    message = str(caught.value)
+    assert message.startswith("invalid configuration: [storage] url: ") and problem in message and "\n" not in message
+    assert "s3cret" not in message
+    result = run_cli("key", "list", "--email", "a@b.c", "--db", url, check=False)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and problem in result.stderr
+
+
+def test_a_storage_url_wins_over_the_path_and_db_names_either(tmp_path):
+    config = load_config(write(tmp_path, '[storage]\npath = "a.db"\nurl = "sqlite:///b.db"\n'), environ={})
+    assert config.storage.location == "sqlite:///b.db"
+    database = tmp_path / "c.db"
+    for db in (str(database), f"sqlite:///{database}"):  # a path, and the URL of an absolute path
+        created = run_cli("key", "create", "--email", "a@b.c", "--db", db, "--config", str(tmp_path / "shortlink.toml"))
+        assert created.returncode == 0
+    listed = run_cli("key", "list", "--email", "a@b.c", "--db", str(database)).stdout
+    assert listed.count("active") == 2  # both keys went to the one file
+    assert not (tmp_path / "b.db").exists()

@@ -33,6 +33,8 @@ from tests.dashboard import (
 )
 from tests.live_server import LiveServer
 
+pytestmark = pytest.mark.both_backends
+
 OTHER_PASSWORD = "another good password"
 
 
@@ -169,8 +171,8 @@ def test_idle_and_absolute_expiry(make_client, conn):
     assert client.get("/links", follow_redirects=False).status_code == 303
 
 
-def test_the_cli_sets_a_password_creating_the_account_and_ends_its_sessions(db_path, make_client, conn):
-    stdin_flags = ("--password-stdin", "--db", str(db_path))
+def test_the_cli_sets_a_password_creating_the_account_and_ends_its_sessions(storage, make_client, conn):
+    stdin_flags = ("--password-stdin", "--db", storage)
 
     def set_password(password: str) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -192,7 +194,7 @@ def test_the_cli_sets_a_password_creating_the_account_and_ends_its_sessions(db_p
     assert sign_in(client, "cli@example.com").status_code == 303
     assert set_password(OTHER_PASSWORD).returncode == 0
     assert client.get("/", follow_redirects=False).status_code == 303
-    listed = run_cli("key", "list", "--email", "cli@example.com", "--db", str(db_path))
+    listed = run_cli("key", "list", "--email", "cli@example.com", "--db", storage)
     assert listed.returncode == 0  # the same account model as `key create`
 
 
@@ -448,7 +450,7 @@ def test_a_preset_is_whole_utc_days_and_a_custom_range_follows_the_apis_rules(ma
     assert field_error(client.get("/analytics?days=999").text, "days") == "days: must be a whole number from 1 to 366"
 
 
-def test_the_cli_asks_for_the_password_twice_on_a_terminal(db_path, conn):
+def test_the_cli_asks_for_the_password_twice_on_a_terminal(storage, conn):
     pid, terminal = pty.fork()
     if pid == 0:  # the child: the real command, its terminal the pty
         os.execv(
@@ -462,7 +464,7 @@ def test_the_cli_asks_for_the_password_twice_on_a_terminal(db_path, conn):
                 "--email",
                 "tty@example.com",
                 "--db",
-                str(db_path),
+                storage,
             ],
         )
     output = b""

@@ -22,6 +22,8 @@ from tests.conftest import SHORT_HOST, bearer
 from tests.dashboard import as_browser, create_link, field_error, post, signed_in
 from tests.visitors import FACEBOOK_BOT, IPHONE
 
+pytestmark = pytest.mark.both_backends
+
 OWNER, INTRUDER = "owner@example.com", "intruder@example.com"
 
 

@@ -12,6 +12,8 @@ from litestar.testing import TestClient
 from tests.conftest import SHORT_HOST, bearer
 from tests.helpers import error_of
 
+pytestmark = pytest.mark.both_backends
+
 LINK_FIELDS = {
     "id",
     "shortCode",

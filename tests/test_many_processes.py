@@ -1,4 +1,5 @@
-"""Several server processes on one database and one Redis, as behind a load balancer.
+"""Several server processes on one database and one Redis, as behind a load balancer: one
+SQLite file, or one PostgreSQL database.
 
 Real `shortlink serve` processes, a real redis-server (tests/redis_server.py) and real
 HTTP: what one process changes, the others see; limits hold across all of them; a killed
@@ -23,10 +24,10 @@ from shortlink import accounts
 from shortlink.links.schema import CreateLink
 from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
-from tests.conftest import bearer, run_cli
+from tests.conftest import BACKENDS, bearer, run_cli
 from tests.helpers import store_link
 from tests.live_server import LiveServer
-from tests.load import VISITS, Load, assert_rollups_match_raw_clicks
+from tests.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
 from tests.redis_server import RedisServer
 
 DAILY_LIMIT = 5
@@ -39,12 +40,16 @@ def start_together(servers: list[LiveServer]) -> list[LiveServer]:
         return list(pool.map(lambda server: server.start(timeout=90), servers))
 
 
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory) -> Iterator[tuple[LiveServer, LiveServer]]:
-    """Two server processes on one database file and one Redis."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def pair(request, tmp_path_factory) -> Iterator[tuple[LiveServer, LiveServer]]:
+    """Two server processes on one database (an SQLite file, or PostgreSQL) and one Redis."""
     directory = tmp_path_factory.mktemp("pair")
+    storage = request.getfixturevalue("postgres_server").new_database() if request.param == "postgresql" else None
     redis = RedisServer(directory / "redis").start()
-    servers = [LiveServer(directory, redis_url=redis.url, limits_links_per_day=str(DAILY_LIMIT)) for _ in range(2)]
+    servers = [
+        LiveServer(directory, storage=storage, redis_url=redis.url, limits_links_per_day=str(DAILY_LIMIT))
+        for _ in range(2)
+    ]
     try:
         start_together(servers)
         yield servers[0], servers[1]
@@ -132,7 +137,7 @@ def test_the_daily_link_limit_holds_across_both_processes(pair):
     with ThreadPoolExecutor(6) as pool:
         statuses = list(pool.map(create, range(3 * DAILY_LIMIT)))
     assert sorted(statuses) == [201] * DAILY_LIMIT + [429] * (2 * DAILY_LIMIT)
-    conn = sqlite3.connect(a.db)
+    conn = connect(a.db)
     try:
         owned = conn.execute(
             "SELECT count(*) FROM links JOIN accounts ON accounts.id = links.account_id WHERE email = ?",
@@ -156,7 +161,7 @@ def test_password_attempts_per_visitor_and_link_hold_across_both_processes(pair)
     assert statuses == [403] * 5 + [429] * 5
 
 
-def prepare_two_links(database: Path, base_url: str) -> tuple[str, str]:
+def prepare_two_links(database: str | Path, base_url: str) -> tuple[str, str]:
     conn = connect(database)
     try:
         accounts.create_key(conn, "load@example.com")
@@ -176,9 +181,12 @@ def clicks_of(conn: sqlite3.Connection, code: str) -> int:
     ).fetchone()[0]
 
 
-def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and_the_other_serves_on(tmp_path):
+@pytest.mark.both_backends
+def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and_the_other_serves_on(tmp_path, storage):
     redis = RedisServer(tmp_path / "redis").start()
-    a, b = (LiveServer(tmp_path, redis_url=redis.url, clicks_flush_interval_ms="100") for _ in range(2))
+    a, b = (
+        LiveServer(tmp_path, storage=storage, redis_url=redis.url, clicks_flush_interval_ms="100") for _ in range(2)
+    )
     code_a, code_b = prepare_two_links(a.db, a.base_url)
     try:
         start_together([a, b])
@@ -203,7 +211,8 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
 
     conn = connect(a.db)
     try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if isinstance(conn, sqlite3.Connection):
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored_a, stored_b = clicks_of(conn, code_a), clicks_of(conn, code_b)
         print(
             f"\nA (killed): {acknowledged_a} acknowledged, {written_by_a} reported written, {stored_a} stored; "
@@ -216,9 +225,7 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
         assert_rollups_match_raw_clicks(conn)
         # One visitor key per day, shared through Redis: the same four visitors
         # (one address, four user agents) hash alike whichever process wrote them.
-        visitors = conn.execute(
-            "SELECT date(ts / 1000, 'unixepoch'), count(DISTINCT visitor) FROM clicks GROUP BY 1"
-        ).fetchall()
+        visitors = conn.execute(f"SELECT {day_of_ts(conn)}, count(DISTINCT visitor) FROM clicks GROUP BY 1").fetchall()
         assert {count for _, count in visitors} == {len(VISITS)}, visitors
     finally:
         conn.close()
@@ -234,9 +241,10 @@ def process_ids(server: LiveServer, wanted: int, timeout: float = 30) -> set[int
     return seen
 
 
-def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path):
+@pytest.mark.both_backends
+def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path, storage):
     redis = RedisServer(tmp_path / "redis").start()
-    server = LiveServer(tmp_path, workers=2, redis_url=redis.url, clicks_flush_interval_ms="1000")
+    server = LiveServer(tmp_path, workers=2, storage=storage, redis_url=redis.url, clicks_flush_interval_ms="1000")
     code, _ = prepare_two_links(server.db, server.base_url)
     try:
         server.start(timeout=90)

@@ -34,6 +34,8 @@ from tests.visitors import (
     visit,
 )
 
+pytestmark = pytest.mark.both_backends
+
 
 def test_desktop_gets_a_302_to_the_destination(client, auth):
     link = make_link(client, auth)
@@ -354,7 +356,7 @@ def test_custom_domain(client, auth, conn, new_key):
     )
 
 
-def test_graceful_stop_writes_every_queued_click(make_config, new_key, db_path):
+def test_graceful_stop_writes_every_queued_click(make_config, new_key, conn):
     client = TestClient(app=create_app(make_config(clicks_flush_interval_ms=60_000, clicks_batch_size=100_000)))
     client.__enter__()
     auth = bearer(new_key())
@@ -362,9 +364,7 @@ def test_graceful_stop_writes_every_queued_click(make_config, new_key, db_path):
     for _ in range(50):
         assert visit(client, link["shortCode"]).status_code == 302
     client.__exit__(None, None, None)  # lifespan shutdown: drains the queue
-    import sqlite3
-
-    count = sqlite3.connect(db_path).execute("SELECT count(*) FROM clicks").fetchone()[0]
+    count = conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
     assert count == 50
 
 

@@ -6,6 +6,6 @@ them through `Database.run`, one whole function at a time on the connection's ow
 thread, so a function is an atomic unit without any locking.
 """
 
-from shortlink.storage.database import Database, connect, transaction
+from shortlink.storage.database import Database, connect, open_database, transaction
 
-__all__ = ["Database", "connect", "transaction"]
+__all__ = ["Database", "connect", "open_database", "transaction"]

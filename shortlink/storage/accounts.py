@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from shortlink.storage.database import transaction
+from shortlink.storage.database import on_postgres, transaction
 
 
 def account_by_email(conn: sqlite3.Connection, email: str) -> sqlite3.Row | None:
@@ -68,7 +68,7 @@ def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str, ac
     revocation never reaches another account's key)."""
     cursor = conn.execute(
         "UPDATE api_keys SET revoked_at = ? WHERE public_id = ? AND revoked_at IS NULL"
-        " AND (? IS NULL OR account_id = ?)",
+        " AND (CAST(? AS BIGINT) IS NULL OR account_id = ?)",  # typed: PostgreSQL must know the NULL's type
         (revoked_at, public_id, account_id, account_id),
     )
     return cursor.rowcount == 1
@@ -150,7 +150,11 @@ def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
 
 
 def data_version(conn: sqlite3.Connection) -> int:
-    """Changes when another connection (e.g. the CLI) commits to the file."""
+    """Changes when another connection (e.g. the CLI) commits to the file. On PostgreSQL,
+    a counter that every commit changing links or domains raises, this process's too
+    (its triggers are in migration 0006)."""
+    if on_postgres(conn):
+        return conn.execute("SELECT version FROM data_changes").fetchone()[0]
     return conn.execute("PRAGMA data_version").fetchone()[0]
 
 

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from shortlink.storage.clicks import DIMENSIONS
+from shortlink.storage.database import on_postgres
 
 
 class Scope(NamedTuple):
@@ -27,8 +28,9 @@ ACCOUNT = Scope("account_id", "account_days", "account_dimensions")
 
 @contextmanager
 def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction: all the queries of an answer see the same data."""
-    conn.execute("BEGIN")
+    """One read transaction: all the queries of an answer see the same data (on
+    PostgreSQL that takes REPEATABLE READ: its default gives each statement its own)."""
+    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if on_postgres(conn) else "BEGIN")
     try:
         yield
     finally:
@@ -93,19 +95,24 @@ def raw_counts(
 
     One statement: the matching clicks are read once into a materialised temporary
     result, and every grouping runs over that instead of over the table again."""
+    # PostgreSQL wants one type per column of a UNION: there, numbers travel as text.
+    numbers = "{}::text" if on_postgres(conn) else "{}"
     groupings = " UNION ALL ".join(
         [f"SELECT '{name}', {name}, count(*) FROM r GROUP BY {name}" for name in DIMENSIONS]
         + [
-            "SELECT 'day', day, count(*) FROM r GROUP BY day",
-            "SELECT 'link', link_id, count(*) FROM r GROUP BY link_id",
-            "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor FROM r)",
+            f"SELECT 'day', {numbers.format('day')}, count(*) FROM r GROUP BY day",
+            f"SELECT 'link', {numbers.format('link_id')}, count(*) FROM r GROUP BY link_id",
+            "SELECT 'visitors', NULL, count(*) FROM (SELECT DISTINCT day, visitor FROM r) AS v",
         ]
     )
-    return conn.execute(
+    rows = conn.execute(
         f"WITH r AS MATERIALIZED (SELECT ts / 86400000 AS day, link_id, visitor, {', '.join(DIMENSIONS)}"
         f" FROM clicks WHERE {scope.column} = ? AND ts BETWEEN ? AND ? AND is_bot = 0) {groupings}",
         (owner, start_ms, end_ms),
     ).fetchall()
+    if on_postgres(conn):
+        return [(kind, int(value) if kind in ("day", "link") else value, clicks) for kind, value, clicks in rows]
+    return rows
 
 
 def has_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> bool:
@@ -151,7 +158,7 @@ def recent_clicks(
 def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tuple[int, int]:
     """(links, active links) of the account; active = not paused and not expired."""
     row = conn.execute(
-        "SELECT count(*), coalesce(sum(is_active = 1 AND (expires_at IS NULL OR expires_at > ?)), 0)"
+        "SELECT count(*), count(*) FILTER (WHERE is_active = 1 AND (expires_at IS NULL OR expires_at > ?))"
         " FROM links WHERE account_id = ?",
         (now_iso, account_id),
     ).fetchone()

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from shortlink.storage.database import transaction
+from shortlink.storage.database import on_postgres, transaction
 
 REFERRER_DIMENSION = 5  # link_dimensions.dimension of the referrer label (storage.clicks.DIMENSIONS)
 
@@ -34,7 +34,7 @@ def save_page(conn: sqlite3.Connection, account_id: int, fields: dict[str, Any],
                 " description = excluded.description, is_published = excluded.is_published, updated_at = :now",
                 {**fields, "account_id": account_id, "now": now},
             )
-        except sqlite3.IntegrityError as exc:
+        except conn.IntegrityError as exc:
             if "handle" in str(exc):
                 raise HandleTaken from None
             raise
@@ -59,7 +59,8 @@ def buttons(conn: sqlite3.Connection, page_id: int) -> list[sqlite3.Row]:
 
 
 def add_button(conn: sqlite3.Connection, page_id: int, link_id: int, label: str | None) -> None:
-    """Append a button after the last one; raises sqlite3.IntegrityError when the link already has one."""
+    """Append a button after the last one; raises the connection's IntegrityError when the link
+    already has one."""
     with transaction(conn):
         conn.execute(
             "INSERT INTO bio_buttons (page_id, link_id, position, label)"
@@ -98,10 +99,10 @@ def add_views(conn: sqlite3.Connection, counts: Iterable[tuple[int, str, int]]) 
     """Add (page id, day, views) counts; pages deleted meanwhile are skipped."""
     with transaction(conn):
         conn.executemany(
-            "INSERT INTO bio_page_days (page_id, day, views) SELECT ?1, ?2, ?3"
-            " WHERE EXISTS (SELECT 1 FROM bio_pages WHERE id = ?1)"
-            " ON CONFLICT (page_id, day) DO UPDATE SET views = views + excluded.views",
-            list(counts),
+            "INSERT INTO bio_page_days (page_id, day, views) SELECT ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM bio_pages WHERE id = ?)"
+            " ON CONFLICT (page_id, day) DO UPDATE SET views = bio_page_days.views + excluded.views",
+            [(page_id, day, views, page_id) for page_id, day, views in counts],
         )
 
 
@@ -118,10 +119,14 @@ def clicks_from_page(
 ) -> dict[int, int]:
     """Human clicks per button link whose referrer label is this page ("<host>/@<handle>", any
     host of ours), from the daily rollups."""
+    if on_postgres(conn):  # a handle may hold "_", LIKE's one-character wildcard
+        ends_with, pattern = "LIKE ? ESCAPE '\\'", "%/@" + handle.replace("_", "\\_")
+    else:
+        ends_with, pattern = "GLOB ?", f"*/@{handle}"
     rows = conn.execute(
         "SELECT d.link_id, sum(d.clicks) FROM bio_buttons b JOIN link_dimensions d ON d.link_id = b.link_id"
-        " WHERE b.page_id = ? AND d.dimension = ? AND d.day BETWEEN ? AND ? AND d.value GLOB ?"
+        f" WHERE b.page_id = ? AND d.dimension = ? AND d.day BETWEEN ? AND ? AND d.value {ends_with}"
         " GROUP BY d.link_id",
-        (page_id, REFERRER_DIMENSION, first_day, last_day, f"*/@{handle}"),
+        (page_id, REFERRER_DIMENSION, first_day, last_day, pattern),
     )
     return dict(rows.fetchall())

@@ -17,14 +17,16 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from itertools import repeat
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
-from shortlink.storage.database import transaction
+from shortlink.storage.database import on_postgres, transaction
 
 # The dimensions of link_dimensions / account_dimensions, coded 1, 2, ... in this order.
 DIMENSIONS = ("device", "browser", "os", "country", "referrer", "campaign")
+# pg_advisory_xact_lock key that click batches take on PostgreSQL.
+CLICK_BATCH_LOCK = 0x5EED_0002
 
 
 class StoredClick(NamedTuple):
@@ -108,19 +110,31 @@ def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
     )
 
 
-def _columns(count: int) -> str:
-    return ", ".join(f"value ->> {index}" for index in range(count))
+def _columns(conn: sqlite3.Connection, types: str, alias: str = "") -> str:
+    """The columns of JSON rows `[a, b, ...]`: `value ->> 0, ...`; on PostgreSQL cast to
+    the SQL types named in `types` (its ->> gives text), e.g. "bigint text integer"."""
+    prefix = f"{alias}." if alias else ""
+    if not on_postgres(conn):
+        return ", ".join(f"{prefix}value ->> {index}" for index in range(len(types.split())))
+    return ", ".join(f"({prefix}value ->> {index})::{kind}" for index, kind in enumerate(types.split()))
+
+
+def _json_rows(conn: sqlite3.Connection, alias: str = "j") -> str:
+    """The rows of a JSON array parameter, as `alias.value`, numbered by `alias.key`."""
+    if on_postgres(conn):
+        return f"json_array_elements(?::json) WITH ORDINALITY AS {alias}(value, key)"
+    return f"json_each(?) AS {alias}"
 
 
 def _insert_rows(
-    conn: sqlite3.Connection, head: str, width: int, rows: str, tail: str = "", key_width: int = 0
+    conn: sqlite3.Connection, head: str, types: str, rows: str, tail: str = "", key_width: int = 0
 ) -> None:
     """Insert a JSON array of rows; with key_width, in the order of their first key_width
     columns (the table's primary key), so that SQLite inserts along the B-tree instead of
     all over it: cheaper for the many small rollup rows of sparse links.
     The sort runs here, in SQLite on the database thread, not on the event loop."""
     order = f"ORDER BY {', '.join(str(column) for column in range(1, key_width + 1))}" if key_width else ""
-    conn.execute(f"{head} SELECT {_columns(width)} FROM json_each(?) WHERE true {order} {tail}", (rows,))
+    conn.execute(f"{head} SELECT {_columns(conn, types)} FROM {_json_rows(conn)} WHERE true {order} {tail}", (rows,))
 
 
 def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
@@ -137,10 +151,19 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
     """Store a batch in one transaction. If some of its links were deleted meanwhile,
     store nothing and return their ids (the caller drops their clicks and retries)."""
     with transaction(conn):
+        if on_postgres(conn):
+            # Batches of every process one at a time: their rollup upserts would otherwise
+            # lock rows in orders that deadlock each other.
+            conn.execute("SELECT pg_advisory_xact_lock(?)", (CLICK_BATCH_LOCK,))
+            batch = _batch_without_nul(batch)
         missing = {
             row[0]
             for row in conn.execute(
-                "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM links)", (batch.link_ids,)
+                "SELECT value::bigint FROM json_array_elements_text(?::json) AS j(value)"
+                " WHERE value::bigint NOT IN (SELECT id FROM links)"
+                if on_postgres(conn)
+                else "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM links)",
+                (batch.link_ids,),
             )
         }
         if missing:
@@ -149,57 +172,77 @@ def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
         _insert_rows(
             conn,
             "INSERT INTO user_agents (text, device, browser, os)",
-            4,
+            "text text text text",
             batch.user_agents,
             "ON CONFLICT (text) DO NOTHING",
         )
+        click = _columns(conn, "bigint bigint bigint text text text text bigint integer", "j").split(", ")
         conn.execute(
             "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
-            " SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, u.id, j.value ->> 4, j.value ->> 5,"
-            " j.value ->> 6, j.value ->> 7, j.value ->> 8"
-            " FROM json_each(?) AS j JOIN user_agents AS u ON u.text = j.value ->> 3 ORDER BY j.key",
+            f" SELECT {', '.join(click[:3])}, u.id, {', '.join(click[4:])}"
+            f" FROM {_json_rows(conn)} JOIN user_agents AS u ON u.text = {click[3]} ORDER BY j.key",
             (batch.clicks,),
         )
+        link_id, count = _columns(conn, "bigint bigint", "j").split(", ")
         conn.execute(
-            "UPDATE links SET click_count = click_count + (j.value ->> 1) FROM json_each(?) AS j"
-            " WHERE links.id = j.value ->> 0",
+            f"UPDATE links SET click_count = click_count + {count} FROM {_json_rows(conn)} WHERE links.id = {link_id}",
             (batch.per_link,),
         )
         _insert_rows(
             conn,
             "INSERT INTO link_days (link_id, day, account_id, clicks)",
-            4,
+            "bigint text bigint integer",
             batch.link_days,
-            "ON CONFLICT (link_id, day) DO UPDATE SET clicks = clicks + excluded.clicks",
+            "ON CONFLICT (link_id, day) DO UPDATE SET clicks = link_days.clicks + excluded.clicks",
         )
         _insert_rows(
             conn,
             "INSERT INTO account_days (account_id, day, clicks)",
-            3,
+            "bigint text integer",
             batch.account_days,
-            "ON CONFLICT (account_id, day) DO UPDATE SET clicks = clicks + excluded.clicks",
+            "ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
         )
         _insert_rows(
             conn,
             "INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)",
-            6,
+            "bigint integer text text bigint integer",
             batch.link_values,
-            "ON CONFLICT (link_id, dimension, day, value) DO UPDATE SET clicks = clicks + excluded.clicks",
+            "ON CONFLICT (link_id, dimension, day, value) DO UPDATE"
+            " SET clicks = link_dimensions.clicks + excluded.clicks",
             key_width=4,
         )
         _insert_rows(
             conn,
             "INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)",
-            5,
+            "bigint integer text text integer",
             batch.account_values,
-            "ON CONFLICT (account_id, dimension, day, value) DO UPDATE SET clicks = clicks + excluded.clicks",
+            "ON CONFLICT (account_id, dimension, day, value) DO UPDATE"
+            " SET clicks = account_dimensions.clicks + excluded.clicks",
         )
         # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
         _insert_rows(
             conn,
-            "INSERT OR IGNORE INTO link_visitors (link_id, day, visitor, account_id)",
-            4,
+            "INSERT INTO link_visitors (link_id, day, visitor, account_id)",
+            "bigint text bigint bigint",
             batch.link_visitors,
+            "ON CONFLICT DO NOTHING",
             key_width=3,
         )
     return set()
+
+
+def _batch_without_nul(batch: EncodedBatch) -> EncodedBatch:
+    """PostgreSQL text cannot hold a NUL, which a visitor can put in a campaign (?utm_source=%00):
+    there it is stored as U+FFFD, rather than failing the batch again and again."""
+    if not any("\\u0000" in rows for rows in batch):
+        return batch
+    clean = [msgspec.json.decode(rows) for rows in batch]
+    return EncodedBatch(*(_json(_replace_nul(rows)) for rows in clean))
+
+
+def _replace_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_replace_nul(item) for item in value]
+    return value

@@ -1,4 +1,8 @@
-"""Opening the SQLite file, migrating it, and running storage functions off the event loop."""
+"""Opening the database, migrating it, and running storage functions off the event loop.
+
+SQLite (the default) is here; PostgreSQL, chosen by a `postgresql://` `[storage] url`,
+is in `storage.postgresql`, behind the same `connect` and `open_database`.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +39,44 @@ class DatabaseUnavailable(ConfigError):
     writable, not an SQLite file... A configuration problem, told in one line."""
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
+def is_postgresql(location: str | Path) -> bool:
+    return str(location).startswith(("postgresql://", "postgres://"))
+
+
+def sqlite_path(location: str | Path) -> str | Path:
+    """The file of a path or of an sqlite:/// URL (three slashes and a relative path, or
+    four and an absolute one, as SQLAlchemy writes them)."""
+    text = str(location)
+    return text.removeprefix("sqlite:///") if text.startswith("sqlite:///") else location
+
+
+def on_postgres(conn: Any) -> bool:
+    """Whether a storage function was handed a PostgreSQL connection: the few statements
+    that differ between the two dialects ask this; every other one is shared."""
+    return not isinstance(conn, sqlite3.Connection)
+
+
+def connect(location: str | Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database: an SQLite path or sqlite:/// URL,
+    or a postgresql:// URL (a connection that answers like an sqlite3 one; see
+    storage.postgresql)."""
+    if is_postgresql(location):
+        from shortlink.storage import postgresql
+
+        return postgresql.connect(str(location))  # type: ignore[return-value]
+    return connect_sqlite(sqlite_path(location))
+
+
+def open_database(location: str | Path) -> Database:
+    """The server's connections to the database at `location` (see `connect`)."""
+    if is_postgresql(location):
+        from shortlink.storage import postgresql
+
+        return postgresql.PostgresDatabase(str(location))  # type: ignore[return-value]
+    return Database(sqlite_path(location))
+
+
+def connect_sqlite(path: str | Path) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the database file.
 
     Autocommit mode: writes that must be atomic use `transaction()`, which takes
@@ -107,6 +148,10 @@ def _folded_contains(needle: str, first: str | None, second: str | None, third: 
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """A write transaction; inside another one, a savepoint (bulk seeding wraps many
     single-link inserts in one commit)."""
+    if on_postgres(conn):
+        with conn.transaction():  # type: ignore[attr-defined]  # psycopg's: BEGIN, or a savepoint inside one
+            yield conn
+        return
     if conn.in_transaction:
         conn.execute("SAVEPOINT nested")
         try:
@@ -188,6 +233,9 @@ class Database:
     thread hop, for the one-row reads of the redirect path and the API guard.
     """
 
+    dialect = "sqlite"
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
+
     def __init__(self, path: str | Path, readers: int = READER_THREADS):
         """Cheap: threads and connections open on first use (the writer's on its own
         thread), so an app that is built but never started holds nothing open."""
@@ -216,7 +264,7 @@ class Database:
         self._opened.append(self._local.conn)
 
     def _connect_writer(self, path: str) -> sqlite3.Connection:
-        conn = connect(path)
+        conn = connect_sqlite(path)
         self._migrated.set()
         return conn
 
@@ -238,7 +286,7 @@ class Database:
             self._run_with_connection, sqlite3.Connection.execute, ("PRAGMA wal_autocheckpoint = 0",), {}
         ).result()
         self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
-        self._checkpoint_conn = self._checkpointer.submit(connect, self.path).result()
+        self._checkpoint_conn = self._checkpointer.submit(connect_sqlite, self.path).result()
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
-from shortlink.storage.database import transaction
+from shortlink.storage.database import on_postgres, transaction
 
 
 class DueFetch(NamedTuple):
@@ -24,7 +24,9 @@ def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int, lease_ms: int) 
         rows = conn.execute(
             "SELECT p.link_id, l.public_id, l.original_url, p.attempts"
             " FROM pending_fetches p JOIN links l ON l.id = p.link_id"
-            " WHERE p.next_attempt_at <= ? ORDER BY p.next_attempt_at, p.link_id LIMIT ?",
+            " WHERE p.next_attempt_at <= ? ORDER BY p.next_attempt_at, p.link_id LIMIT ?"
+            # Other processes claim at the same time on PostgreSQL: each takes other rows.
+            + (" FOR UPDATE OF p SKIP LOCKED" if on_postgres(conn) else ""),
             (now_ms, limit),
         ).fetchall()
         conn.executemany(

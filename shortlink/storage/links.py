@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from shortlink.storage.database import transaction
+from shortlink.storage.database import on_postgres, transaction
 
 _LIST_ORDER = "ORDER BY created_at DESC, id DESC"
 
@@ -27,35 +27,33 @@ def insert_link(
     concurrent creates of one code exactly one wins) and DailyLimitReached.
     """
     with transaction(conn):
+        # Counted first: the upsert locks the account's row for the day, so that creates
+        # racing in other processes (PostgreSQL) wait for this one and see its count.
         created = conn.execute(
-            "SELECT created FROM link_creations WHERE account_id = ? AND day = ?",
+            "INSERT INTO link_creations (account_id, day, created) VALUES (?, ?, 1)"
+            " ON CONFLICT (account_id, day) DO UPDATE SET created = link_creations.created + 1 RETURNING created",
             (row["account_id"], day),
-        ).fetchone()
-        if created is not None and created[0] >= daily_limit:
-            raise DailyLimitReached
+        ).fetchone()[0]
+        if created > daily_limit:
+            raise DailyLimitReached  # and the transaction, with its count, is rolled back
         columns = ", ".join(row)
+        # The next id above every id ever used: never a deleted link's (SQLite's migration
+        # 0004; a PostgreSQL identity sequence never goes back).
+        next_id = "DEFAULT" if on_postgres(conn) else "(SELECT last_id + 1 FROM link_id_high_water)"
         try:
-            # The next id above every id ever used (migration 0004): never a deleted link's.
-            cursor = conn.execute(
-                f"INSERT INTO links (id, {columns}) VALUES ((SELECT last_id + 1 FROM link_id_high_water),"
-                f" {', '.join('?' * len(row))})",
+            link_id = conn.execute(
+                f"INSERT INTO links (id, {columns}) VALUES ({next_id}, {', '.join('?' * len(row))}) RETURNING id",
                 tuple(row.values()),
-            )
-        except sqlite3.IntegrityError as exc:
+            ).fetchone()[0]
+        except conn.IntegrityError as exc:
             if "short_code" in str(exc):
                 raise CodeTaken from None
             raise
-        conn.execute(
-            "INSERT INTO link_creations (account_id, day, created) VALUES (?, ?, 1)"
-            " ON CONFLICT (account_id, day) DO UPDATE SET created = created + 1",
-            (row["account_id"], day),
-        )
         if fetch_title_at_ms is not None:
             conn.execute(
-                "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)",
-                (cursor.lastrowid, fetch_title_at_ms),
+                "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)", (link_id, fetch_title_at_ms)
             )
-    return _existing(link_by_rowid(conn, cursor.lastrowid or 0))
+    return _existing(link_by_rowid(conn, link_id))
 
 
 def link_by_rowid(conn: sqlite3.Connection, link_id: int) -> sqlite3.Row | None:
@@ -97,7 +95,11 @@ def list_links(
     """One page of the account's links, newest first, and the total matching."""
     where: list[str] = ["account_id = ?"]
     params: list[object] = [account_id]
-    if search and len(search) >= TRIGRAM and "\x00" not in search:  # FTS5 query text ends at a NUL
+    if search and on_postgres(conn):
+        condition, arguments = _contains_on_postgres(search)
+        where.append(condition)
+        params.extend(arguments)
+    elif search and len(search) >= TRIGRAM and "\x00" not in search:  # FTS5 query text ends at a NUL
         # A quoted FTS5 phrase is literal text: a substring match through the trigram index.
         # "+account_id" keeps the planner from scanning the account's links instead of
         # starting from the (usually few) matches.
@@ -128,6 +130,20 @@ def list_links(
         [*params, limit, min(offset, MAX_OFFSET)],
     ).fetchall()
     return rows, total
+
+
+# The expressions of the links_search index (PostgreSQL's migration 0006): lower-cased by
+# ICU, whatever the database's locale, so that every alphabet folds, as on SQLite.
+_FOLDED = [f'lower({column} COLLATE "und-x-icu")' for column in ("original_url", "title", "short_code")]
+
+
+def _contains_on_postgres(search: str) -> tuple[str, list[str]]:
+    """The search as a literal substring of one of the three texts, through the pg_trgm
+    index: LIKE, with its own characters (% _ \\) escaped. A search shorter than a trigram
+    is answered too, by a scan of the account's links."""
+    literal = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = "'%' || lower(? COLLATE \"und-x-icu\") || '%'"
+    return "(" + " OR ".join(f"{text} LIKE {pattern} ESCAPE '\\'" for text in _FOLDED) + ")", [literal] * 3
 
 
 def update_link(conn: sqlite3.Connection, link_id: int, changes: dict[str, Any]) -> sqlite3.Row:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
@@ -103,7 +102,7 @@ class ClickRecorder:
             try:
                 await self.flush()
                 return
-            except (sqlite3.Error, OSError):
+            except self.db.errors:
                 log.exception(
                     "could not write %d queued clicks (attempt %d of %d)", len(self._queue), attempt, STOP_ATTEMPTS
                 )
