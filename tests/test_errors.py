@@ -136,3 +136,14 @@ def test_only_the_json_document_is_served_no_html_viewer(client):
         response = client.get(path)
         assert response.status_code == 200 and response.headers["content-type"] == "application/vnd.oai.openapi+json"
         assert response.json()["openapi"].startswith("3.") and "<script" not in response.text
+
+
+def test_a_browser_on_an_unknown_page_gets_a_page_and_api_clients_json(client):
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    for path in ["/links/x/y", "/nothing<script>"]:
+        response = client.get(path, headers=browser)
+        assert response.status_code == 404
+        assert response.headers["content-type"].startswith("text/html")
+        assert "Link not found" in response.text and "<script>" not in response.text
+        assert client.get(path).json()["error"]["code"] == "NOT_FOUND"
+    assert client.get("/api/v1/nothing", headers=browser).json()["error"]["code"] == "NOT_FOUND"

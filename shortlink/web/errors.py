@@ -52,6 +52,17 @@ def _visitor_not_found() -> Response:
     return Response(content=reply.body, status_code=reply.status, media_type=MediaType.HTML, headers=reply.headers)
 
 
+def _wants_a_page(request: Request) -> bool:
+    """Visitor paths always get a page; any other path outside the API and MCP gets one
+    when a browser asks for HTML (a mistyped dashboard address), and JSON otherwise."""
+    path = request.url.path
+    if path == "/l" or path.startswith(("/l/", "/@")):
+        return True
+    if path.startswith(("/api/", "/mcp")):
+        return False
+    return "text/html" in request.headers.get("accept", "")
+
+
 def _camel(name: str) -> str:
     # The API's names are camelCase; Litestar reports the Python parameter name.
     head, *rest = str(name).split("_")
@@ -78,7 +89,7 @@ def handle_exception(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ValidationException):
         return error_response(400, "VALIDATION_ERROR", _validation_message(exc))
     if isinstance(exc, NotFoundException):
-        if request.url.path == "/l" or request.url.path.startswith(("/l/", "/@")):
+        if _wants_a_page(request):
             return _visitor_not_found()
         return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
     if isinstance(exc, MethodNotAllowedException):
