@@ -22,7 +22,7 @@ import pytest
 
 from shortlink.dashboard import charts
 from tests.accessibility import axe_violations
-from tests.debian import find_or_install
+from tests.browser import chromium
 from tests.live_server import free_port
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -347,13 +347,9 @@ def chart_server():
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    chromium = find_or_install("chromium", "chromium", "chart browser tests")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+    # No destination site here: the chart page is the only thing the browser opens.
+    with chromium(destination_port=0) as launched:
         yield launched
-        launched.close()
 
 
 RENDERED = """() => {
