@@ -1,24 +1,26 @@
-"""The visitor path's link cache: bounded, least recently used out first."""
+"""The visitor path's link cache: bounded in bytes, least recently used out first."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
+import tracemalloc
 
 from redis.asyncio import Redis
 
 from shortlink.links.platforms import Platform
-from shortlink.visits.cache import LinkCache, VisitTarget
+from shortlink.visits.cache import LinkCache, VisitTarget, entry_size
 from shortlink.visits.invalidation import LinkChanges
 
 
-def target(number: int) -> VisitTarget:
+def target(number: int, url: str = "https://example.com/") -> VisitTarget:
     return VisitTarget(
         link_id=number,
         public_id=f"lnk_{number}",
         account_id=1,
         code=f"c{number}",
-        original_url="https://example.com/",
+        original_url=url,
         platform=Platform.OTHER,
         ios_url=None,
         android_url=None,
@@ -29,27 +31,80 @@ def target(number: int) -> VisitTarget:
     )
 
 
+def room_for(entries: int) -> int:
+    """Bytes for that many entries like target(10000)."""
+    return entries * entry_size("c10000", target(10_000))
+
+
 def test_a_miss_is_told_apart_from_a_code_known_not_to_exist():
-    cache = LinkCache(max_entries=10)
+    cache = LinkCache(max_bytes=room_for(10))
     cache.put("gone", None)
     assert cache.get("gone") is None
     assert cache.get("never-seen") is ...
 
 
 def test_hot_links_stay_while_a_catalogue_many_times_larger_streams_through():
-    cache = LinkCache(max_entries=100)
+    cache = LinkCache(max_bytes=room_for(100))
     cache.put("hot", target(0))
-    for number in range(1, 10_000):
+    for number in range(10_000, 20_000):
         cache.put(f"c{number}", target(number))
         if number % 50 == 0:
             assert cache.get("hot") is not ...  # read often enough: never evicted
     assert len(cache) == 100
-    assert cache.get("c1") is ...  # the cold ones left first, oldest first
-    assert cache.get("c9999") is not ...
+    assert cache.size <= cache.max_bytes
+    assert cache.get("c10000") is ...  # the cold ones left first, oldest first
+    assert cache.get("c19999") is not ...
+
+
+def test_links_with_long_urls_take_more_of_the_room():
+    cache = LinkCache(max_bytes=room_for(100))
+    for number in range(10_000, 10_100):
+        cache.put(f"c{number}", target(number, "https://example.com/" + "x" * 2000))
+    assert 5 < len(cache) < 40
+    assert cache.size <= cache.max_bytes
+    cache.put("c10099", target(10_099))  # replacing an entry counts only the new one
+    assert cache.size == entry_size("c10099", target(10_099)) + sum(
+        entry_size(f"c{number}", target(number, "https://example.com/" + "x" * 2000))
+        for number in range(10_000, 10_099)
+        if cache.get(f"c{number}") is not ...
+    )
+    cache.clear()
+    assert cache.size == 0
+
+
+def test_the_size_estimate_matches_the_memory_entries_really_take():
+    entries = 20_000
+    tracemalloc.start()
+    try:
+        cache = LinkCache(max_bytes=10**12)
+        before = tracemalloc.get_traced_memory()[0]
+        for number in range(entries):
+            code = f"c{number:07d}"
+            cache.put(
+                code,
+                VisitTarget(
+                    link_id=10**6 + number,
+                    public_id="lnk_" + secrets.token_hex(6),
+                    account_id=1,
+                    code=f"c{number:07d}",
+                    original_url=f"https://example.com/catalogue/{number}?ref=bench",
+                    platform=Platform.OTHER,
+                    ios_url=None,
+                    android_url=None,
+                    title=f"Catalogue item {number}",
+                    is_active=True,
+                    expires_at=None,
+                    password_hash=None,
+                ),
+            )
+        taken = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert 0.85 < cache.size / taken < 1.15
 
 
 def test_discard_and_clear():
-    cache = LinkCache(max_entries=10)
+    cache = LinkCache(max_bytes=room_for(10))
     cache.put("a", target(1))
     cache.put("b", target(2))
     cache.discard("a")
@@ -69,7 +124,7 @@ async def wait_until(condition, timeout: float = 10.0) -> None:
 
 
 async def test_a_change_published_by_one_process_is_forgotten_by_every_other(redis_server):
-    caches = [LinkCache(max_entries=10) for _ in range(3)]
+    caches = [LinkCache(max_bytes=room_for(10)) for _ in range(3)]
     processes = [LinkChanges(Redis.from_url(redis_server.url), cache) for cache in caches]
     for process in processes:
         await process.start()
@@ -86,7 +141,7 @@ async def test_a_change_published_by_one_process_is_forgotten_by_every_other(red
 
 
 async def test_a_lost_subscription_is_made_again_and_forgets_what_was_cached_meanwhile(redis_server):
-    cache = LinkCache(max_entries=10)
+    cache = LinkCache(max_bytes=room_for(10))
     changes = LinkChanges(Redis.from_url(redis_server.url), cache)
     await changes.start()
     redis_server.stop()  # a Redis restart: changes published meanwhile are lost to us

@@ -1,10 +1,13 @@
 import asyncio
 import sqlite3
 import threading
+from datetime import UTC, datetime
 
 import pytest
 import sqlite_utils
 
+from shortlink.analytics import report
+from shortlink.analytics.ranges import Range, to_ms
 from shortlink.storage import Database, connect, transaction
 from shortlink.storage.database import _statements, migrations
 
@@ -162,3 +165,68 @@ def test_upgrading_removes_the_stored_visitor_keys_from_every_byte_of_the_file(d
     connect(db_path).close()
     data = b"".join(path.read_bytes() for path in db_path.parent.glob(db_path.name + "*"))
     assert key not in data
+
+
+def test_upgrading_drops_the_rows_of_unknown_labels_and_every_breakdown_stays(db_path):
+    # A file as the versions before migration 9 left it: a row for every label, unknown ones too
+    # (0009 changes no table, so today's schema with the version set back is the same file).
+    connect(db_path).close()
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    raw.execute("PRAGMA user_version = 8")
+    raw.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
+    raw.execute(
+        "INSERT INTO links (public_id, account_id, short_code, original_url, platform, created_at, updated_at)"
+        " VALUES ('lnk_x', 1, 'old', 'https://example.com/', 'OTHER', '2026-11-01T00:00:00Z', 'now')"
+    )
+    raw.execute("INSERT INTO link_days VALUES (1, '2026-11-20', 1, 3, 2)")
+    raw.execute("INSERT INTO account_days VALUES (1, '2026-11-20', 3, 2)")
+    labels = [(1, "mobile", 2), (1, "other", 1), (2, "Mobile Safari", 3), (3, "iOS", 3)]
+    labels += [(4, "DE", 1), (4, "Unknown", 2), (5, "Direct", 3), (6, "None", 2), (6, "news", 1)]
+    for dimension, value, clicks in labels:
+        raw.execute("INSERT INTO link_dimensions VALUES (1, '2026-11-20', ?, ?, 1, ?)", (dimension, value, clicks))
+        raw.execute("INSERT INTO account_dimensions VALUES (1, '2026-11-20', ?, ?, ?)", (dimension, value, clicks))
+    raw.close()
+    conn = connect(db_path)
+    for table in ("link_dimensions", "account_dimensions"):
+        values = {row[0] for row in conn.execute(f"SELECT value FROM {table}")}
+        assert values == {"mobile", "Mobile Safari", "iOS", "DE", "news"}, table
+    span = Range(to_ms(datetime(2026, 11, 20, tzinfo=UTC)), to_ms(datetime(2026, 11, 21, tzinfo=UTC)) - 1)
+    now = datetime(2026, 11, 24, tzinfo=UTC)
+    for answer in (report.link_analytics(conn, 1, "lnk_x", span, now), report.account_analytics(conn, 1, span, now)):
+        assert answer.clicks_in_period == 3
+        assert [(item.device, item.clicks) for item in answer.device_breakdown] == [("mobile", 2), ("other", 1)]
+        assert [(item.country, item.clicks) for item in answer.country_breakdown] == [("Unknown", 2), ("DE", 1)]
+        assert [(item.referrer, item.clicks) for item in answer.referrer_breakdown] == [("Direct", 3)]
+        assert [(item.source, item.clicks) for item in answer.campaign_breakdown] == [("None", 2), ("news", 1)]
+        assert [(item.os, item.clicks) for item in answer.os_breakdown] == [("iOS", 3)]
+    # Deleting the link still takes its clicks out of the account's figures, stored or not.
+    with transaction(conn):
+        conn.execute("DELETE FROM links")
+    assert conn.execute("SELECT count(*) FROM account_dimensions").fetchone()[0] == 0
+    assert conn.execute("SELECT clicks FROM account_days").fetchone()[0] == 0
+
+
+async def test_the_wal_starts_over_while_the_writer_keeps_committing(tmp_path):
+    # Commits land while checkpoints run, as click batches do under load: passive checkpoints
+    # alone never finish copying the WAL, so it would only ever grow.
+    path = tmp_path / "busy.db"
+    db = Database(path)
+    db.take_over_checkpoints()
+    page = "x" * 4000
+    try:
+        wal_sizes = []
+        for round_number in range(20):
+            writes = [
+                db.write(
+                    lambda conn, n=n: conn.execute(
+                        "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", (f"s{n % 500}", page)
+                    )
+                )
+                for n in range(round_number * 200, round_number * 200 + 200)
+            ]
+            await asyncio.gather(db.checkpoint(restart_after_bytes=256 * 1024), *writes)
+            wal_sizes.append((tmp_path / "busy.db-wal").stat().st_size)
+        # 20 rounds wrote ~90 MiB of pages: without starting over, the WAL holds them all.
+        assert max(wal_sizes) < 24 * 1024 * 1024
+    finally:
+        db.close()

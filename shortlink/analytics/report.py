@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from shortlink.analytics.labels import UNKNOWN
 from shortlink.analytics.ranges import DAY_MS, Range, to_ms
 from shortlink.errors import NotFoundError
 from shortlink.storage import analytics as store
@@ -238,8 +239,12 @@ class _Period:
             for day, clicks, day_visitors in store.day_rows(conn, scope, owner, *whole):
                 self.by_day[day] += clicks
                 self.unique_visitors += day_visitors
+            whole_clicks = sum(self.by_day.values())
             for code, name in enumerate(DIMENSIONS, start=1):
-                self.values[name].update(dict(store.dimension_totals(conn, scope, owner, code, *whole)))
+                stored = dict(store.dimension_totals(conn, scope, owner, code, *whole))
+                # The unknown label's rows are not stored: it has every click the others lack.
+                stored[UNKNOWN[name]] = whole_clicks - sum(stored.values())
+                self.values[name].update(stored)
         # The raw parts never share a day with each other or with the whole days,
         # so their per-day distinct visitors simply add up.
         for start_ms, end_ms in split.raw:

@@ -21,10 +21,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from shortlink.analytics.labels import UNKNOWN
 from shortlink.storage.database import on_postgres, transaction
 
 # The dimensions of link_dimensions / account_dimensions, coded 1, 2, ... in this order.
 DIMENSIONS = ("device", "browser", "os", "country", "referrer", "campaign")
+# Per dimension, the label whose rows are not stored (analytics.labels): a click of a
+# sparse link would otherwise add a row per dimension to the writer's busiest tables.
+UNSTORED = tuple(UNKNOWN[name] for name in DIMENSIONS)
 # pg_advisory_xact_lock key that click batches take on PostgreSQL.
 CLICK_BATCH_LOCK = 0x5EED_0002
 
@@ -69,14 +73,15 @@ def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
     link_days = Counter((c.link_id, c.day, c.account_id) for c in humans)
     account_days = Counter((c.account_id, c.day) for c in humans)
     link_values: Counter = Counter()
-    for code, field in enumerate(DIMENSIONS, start=1):
+    for code, (field, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1):
+        labelled = [c for c in humans if getattr(c, field) != unstored]
         link_values.update(
             zip(
-                [c.link_id for c in humans],
+                [c.link_id for c in labelled],
                 repeat(code),
-                [c.day for c in humans],
-                [getattr(c, field) for c in humans],
-                [c.account_id for c in humans],
+                [c.day for c in labelled],
+                [getattr(c, field) for c in labelled],
+                [c.account_id for c in labelled],
             )
         )
     account_values: Counter = Counter()

@@ -26,12 +26,21 @@ BUSY_TIMEOUT_MS = 10_000
 POINT_READ_BUSY_MS = 200
 # Reader threads: lists, analytics and the like, beside the writer.
 READER_THREADS = 3
-# Page cache of the writer: rollup upserts touch pages all over their tables.
-CACHE_KIB = 64 * 1024
+# Page cache of the writer. Rollup upserts touch pages all over their tables, more than
+# any cache holds on a big catalogue; the operating system's file cache serves those, and a
+# larger cache here only held memory (see the README's benchmarks).
+CACHE_KIB = 16 * 1024
 # Page cache of each read-only connection. A reader's cache is emptied whenever another
 # connection has committed (every click batch, under load), so a large one only holds
 # memory; the operating system's file cache keeps the pages warm between queries.
 READER_CACHE_KIB = 8 * 1024
+
+
+# A WAL past this size is started over from the beginning (checkpoint_wal), and a WAL
+# file that was started over is cut back to it (journal_size_limit).
+WAL_RESTART_BYTES = 64 * 2**20
+# How long a restarting checkpoint waits for the writer and readers before trying later.
+RESTART_WAIT_MS = 250
 
 
 class DatabaseUnavailable(ConfigError):
@@ -92,6 +101,7 @@ def connect_sqlite(path: str | Path) -> sqlite3.Connection:
         raise DatabaseUnavailable(f"{where}: cannot open the database: {exc}") from None
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_RESTART_BYTES}")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute("PRAGMA foreign_keys = ON")
     # Case-insensitive substring search for every letter, not only ASCII (see storage.links).
@@ -215,6 +225,26 @@ def _statements(sql: str) -> Iterator[str]:
         raise ValueError(f"incomplete SQL statement in migration: {buffer[:80]!r}")
 
 
+def checkpoint_wal(conn: sqlite3.Connection, restart_after_bytes: int) -> None:
+    """Copy committed WAL pages into the main file without blocking the writer (PASSIVE);
+    when the WAL has grown past `restart_after_bytes`, also make the next write start it
+    over from the beginning (RESTART).
+
+    The WAL only starts over once a checkpoint has copied all of it, and a writer that
+    commits while a passive checkpoint runs keeps that from ever happening: under
+    sustained clicks the file and its index grew without end, and every read slowed
+    down with them. RESTART holds the writer back while it finishes, so it waits only
+    briefly for the click writer and readers, and is tried again next round if busy.
+    """
+    _busy, frames, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    if frames * conn.execute("PRAGMA page_size").fetchone()[0] > restart_after_bytes:
+        conn.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(RESTART)")
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
 class Database:
     """The server's connections: one writer, and readers that never wait for it.
 
@@ -302,11 +332,11 @@ class Database:
             self._opened.append(self._point_reader)
         return fn(self._point_reader, *args)
 
-    async def checkpoint(self) -> None:
-        """Copy committed WAL pages into the main file without blocking writers (PASSIVE)."""
+    async def checkpoint(self, restart_after_bytes: int = WAL_RESTART_BYTES) -> None:
+        """Copy committed WAL pages into the main file (see `checkpoint_wal`)."""
         assert self._checkpoint_conn is not None, "take_over_checkpoints() first"
         await asyncio.get_running_loop().run_in_executor(
-            self._checkpointer, self._checkpoint_conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+            self._checkpointer, checkpoint_wal, self._checkpoint_conn, restart_after_bytes
         )
 
     def close(self) -> None:

@@ -16,7 +16,11 @@ import msgspec
 from shortlink.links.platforms import Platform
 from shortlink.times import from_iso
 
-MAX_ENTRIES = 200_000
+# What the cache may hold: some 80,000 links with URLs of a typical length, fewer with long ones.
+MAX_BYTES = 48 * 2**20
+# Memory of an entry beyond its texts: the struct, its numbers, the string headers, the ordered
+# dict's slot and list node (tracemalloc on CPython 3.11; tests/test_link_cache.py checks it).
+ENTRY_OVERHEAD = 480
 
 
 class VisitTarget(msgspec.Struct, frozen=True, gc=False):
@@ -55,12 +59,12 @@ class LinkCache:
     """code → VisitTarget, or None for a code known not to exist; least recently used
     entries leave first, so hot links stay whatever the size of the catalogue.
 
-    Bounded by entries, not bytes: at the default, the cache stays within a few
-    hundred bytes per entry (see the README's benchmarks for the measured RSS); a miss
-    costs one indexed point read."""
+    Bounded in bytes, not entries: the server's memory stays the same whether its
+    links have short or long URLs. A miss costs one indexed point read."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES):
-        self.max_entries = max_entries
+    def __init__(self, max_bytes: int = MAX_BYTES):
+        self.max_bytes = max_bytes
+        self.size = 0  # estimated bytes held (entry_size of every entry)
         self._entries: OrderedDict[str, VisitTarget | None] = OrderedDict()
 
     def get(self, code: str) -> VisitTarget | EllipsisType | None:
@@ -71,15 +75,33 @@ class LinkCache:
         return entry
 
     def put(self, code: str, target: VisitTarget | None) -> None:
+        self.discard(code)
         self._entries[code] = target
-        if len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self.size += entry_size(code, target)
+        while self.size > self.max_bytes and len(self._entries) > 1:
+            self.size -= entry_size(*self._entries.popitem(last=False))
 
     def discard(self, code: str) -> None:
-        self._entries.pop(code, None)
+        entry = self._entries.pop(code, ...)
+        if entry is not ...:
+            self.size -= entry_size(code, entry)
 
     def clear(self) -> None:
         self._entries.clear()
+        self.size = 0
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def entry_size(code: str, target: VisitTarget | None) -> int:
+    """About how many bytes an entry holds: a fixed part and its texts."""
+    if target is None:
+        return ENTRY_OVERHEAD + len(code)
+    texts = (target.public_id, target.original_url, target.ios_url, target.android_url, target.title)
+    return (
+        ENTRY_OVERHEAD
+        + 2 * len(code)  # the key and the target's own copy
+        + sum(len(text) for text in texts if text)
+        + (len(target.password_hash) if target.password_hash else 0)
+    )

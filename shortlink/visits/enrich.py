@@ -20,14 +20,11 @@ from urllib.parse import urlsplit
 
 import ua_parser
 
+from shortlink.analytics.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.bio.rules import referrer_label
 from shortlink.visits import matomo
 
-DEVICES = ("mobile", "tablet", "desktop", "other")
-UNKNOWN_FAMILY = "Other"
-UNKNOWN_COUNTRY = "Unknown"
-DIRECT = "Direct"
-NO_CAMPAIGN = "None"
+DEVICES = ("mobile", "tablet", "desktop", OTHER_DEVICE)
 
 USER_AGENT_CACHE_SIZE = 8192
 IP_CACHE_SIZE = 65536
