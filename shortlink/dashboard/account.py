@@ -27,7 +27,7 @@ class AccountPage(SignedInController):
             account=await services.accounts.overview(session.account_id),
             requests_per_minute=services.accounts.api_limiter.capacity,
             links_per_day=services.accounts.links_per_day,
-            created_today=await services.links.created_today(session.account_id),
+            created_today=services.links.created_today(session.account_id),
             **context,
         )
 

@@ -167,7 +167,7 @@ def _link_line(link: Link) -> str:
 
 @tool("whoami", "The account, API key, subscription and rate limits of this key.", NoArguments, Me, read_only=True)
 async def whoami(services: Services, principal: Principal, _: NoArguments) -> Outcome:
-    me = await services.accounts.me(principal, await services.links.created_today(principal.account_id))
+    me = await services.accounts.me(principal, services.links.created_today(principal.account_id))
     limits = me.rate_limits
     return Outcome(
         me,

@@ -29,5 +29,5 @@ class AccountController(Controller):
         cache_control=CacheControlHeader(no_store=True),
     )
     async def me(self, principal: NamedDependency[Principal], services: NamedDependency[Services]) -> MeResponse:
-        created_today = await services.links.created_today(principal.account_id)
+        created_today = services.links.created_today(principal.account_id)
         return MeResponse(await services.accounts.me(principal, created_today))
