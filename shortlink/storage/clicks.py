@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from itertools import repeat
 from typing import Any, NamedTuple
 
 import msgspec
@@ -67,52 +66,56 @@ def _json(rows: list) -> str:
     return msgspec.json.encode(rows).decode()
 
 
-def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
-    per_link = Counter(c.link_id for c in clicks)
-    humans = [c for c in clicks if not c.is_bot]
-    link_days = Counter((c.link_id, c.day, c.account_id) for c in humans)
-    account_days = Counter((c.account_id, c.day) for c in humans)
-    link_values: Counter = Counter()
-    for code, (field, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1):
-        labelled = [c for c in humans if getattr(c, field) != unstored]
-        link_values.update(
-            zip(
-                [c.link_id for c in labelled],
-                repeat(code),
-                [c.day for c in labelled],
-                [getattr(c, field) for c in labelled],
-                [c.account_id for c in labelled],
-            )
+class BatchEncoder:
+    """A batch's JSON arrays, aggregated a chunk of clicks at a time: the click writer
+    yields to the event loop between chunks, so no batch stalls visits for long."""
+
+    def __init__(self) -> None:
+        self.clicks: list[StoredClick] = []
+        self._rows: list[tuple] = []
+        self._agents: dict[str, tuple[str, str, str, str]] = {}
+        self._per_link: Counter = Counter()
+        self._link_days: Counter = Counter()
+        self._account_days: Counter = Counter()
+        self._link_values: Counter = Counter()
+        self._account_values: Counter = Counter()
+        self._visitors: dict[tuple, None] = {}
+
+    def add(self, clicks: list[StoredClick]) -> None:
+        self.clicks += clicks
+        self._rows += [
+            (c.link_id, c.account_id, c.ts, c.user_agent, c.country, c.referrer, c.campaign, c.visitor, int(c.is_bot))
+            for c in clicks
+        ]
+        self._agents.update((c.user_agent, (c.user_agent, c.device, c.browser, c.os)) for c in clicks)
+        self._per_link.update(c.link_id for c in clicks)
+        humans = [c for c in clicks if not c.is_bot]
+        self._link_days.update((c.link_id, c.day, c.account_id) for c in humans)
+        self._account_days.update((c.account_id, c.day) for c in humans)
+        for code, (field, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1):
+            labelled = [(c, value) for c in humans if (value := getattr(c, field)) != unstored]
+            self._link_values.update((c.link_id, code, c.day, value, c.account_id) for c, value in labelled)
+            self._account_values.update((c.account_id, code, c.day, value) for c, value in labelled)
+        self._visitors.update(dict.fromkeys((c.link_id, c.day, c.visitor, c.account_id) for c in humans))
+
+    def encode(self) -> EncodedBatch:
+        return EncodedBatch(
+            link_ids=_json(list(self._per_link)),
+            user_agents=_json(list(self._agents.values())),
+            clicks=_json(self._rows),
+            per_link=_json(list(self._per_link.items())),
+            link_days=_json([(*key, count) for key, count in self._link_days.items()]),
+            account_days=_json([(*key, count) for key, count in self._account_days.items()]),
+            link_values=_json([(*key, count) for key, count in self._link_values.items()]),
+            account_values=_json([(*key, count) for key, count in self._account_values.items()]),
+            link_visitors=_json(list(self._visitors)),
         )
-    account_values: Counter = Counter()
-    for (_, code, day, value, account_id), count in link_values.items():
-        account_values[(account_id, code, day, value)] += count
-    return EncodedBatch(
-        link_ids=_json(list(per_link)),
-        user_agents=_json(list({c.user_agent: (c.user_agent, c.device, c.browser, c.os) for c in clicks}.values())),
-        clicks=_json(
-            [
-                (
-                    c.link_id,
-                    c.account_id,
-                    c.ts,
-                    c.user_agent,
-                    c.country,
-                    c.referrer,
-                    c.campaign,
-                    c.visitor,
-                    int(c.is_bot),
-                )
-                for c in clicks
-            ]
-        ),
-        per_link=_json(list(per_link.items())),
-        link_days=_json([(*key, count) for key, count in link_days.items()]),
-        account_days=_json([(*key, count) for key, count in account_days.items()]),
-        link_values=_json([(*key, count) for key, count in link_values.items()]),
-        account_values=_json([(*key, count) for key, count in account_values.items()]),
-        link_visitors=_json(list(dict.fromkeys((c.link_id, c.day, c.visitor, c.account_id) for c in humans))),
-    )
+
+
+def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
+    encoder = BatchEncoder()
+    encoder.add(clicks)
+    return encoder.encode()
 
 
 def _columns(conn: sqlite3.Connection, types: str, alias: str = "") -> str:
