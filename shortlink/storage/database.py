@@ -34,6 +34,9 @@ CACHE_KIB = 16 * 1024
 # connection has committed (every click batch, under load), so a large one only holds
 # memory; the operating system's file cache keeps the pages warm between queries.
 READER_CACHE_KIB = 8 * 1024
+# The point reader (read_now) looks up one row at a time: the index's upper pages and a
+# leaf or two are all it keeps warm.
+POINT_READER_CACHE_KIB = 2 * 1024
 
 
 # A WAL past this size is started over from the beginning (checkpoint_wal), and a WAL
@@ -329,6 +332,7 @@ class Database:
     def read_now(self, fn: Callable[..., T], *args: Any) -> T:
         if self._point_reader is None:
             self._point_reader = self._connect_reader(self.path, busy_timeout_ms=POINT_READ_BUSY_MS)
+            self._point_reader.execute(f"PRAGMA cache_size = -{POINT_READER_CACHE_KIB}")
             self._opened.append(self._point_reader)
         return fn(self._point_reader, *args)
 
