@@ -5,7 +5,7 @@ Run: .venv/bin/python -m bench.catalogue [--links 1000000] [--seconds 10] [--rou
 redis-server, started here.
 
 Seeds N links through the same rule function every door uses (cached in --keep DIR
-for re-runs), starts a real server process, then in alternating rounds at 32
+for re-runs; each run works on a fresh copy), starts a real server process, then in alternating rounds at 32
 connections measures (a) one hot link and (b) a uniformly random link of the N per
 request (a wrk Lua script), so most requests miss the link cache. Then it visits
 every link once, sequentially, and reports the server's resident memory, and checks
@@ -123,10 +123,16 @@ def main() -> int:
         return 2
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shortlink-catalogue-"))
     work.mkdir(parents=True, exist_ok=True)
-    db, port = work / f"catalogue-{args.links}.db", free_port()
-    if not db.exists():
+    seeded, port = work / f"catalogue-{args.links}.db", free_port()
+    if not seeded.exists():
         print(f"seeding {args.links:,} links…", flush=True)
-        seed(db, args.links)
+        seed(seeded, args.links)
+    # Every run starts from the seeded links alone: the clicks of earlier runs would grow
+    # the raw clicks' index and make each run slower than the one before.
+    db = work / "run.db"
+    for leftover in (work / "run.db-wal", work / "run.db-shm"):
+        leftover.unlink(missing_ok=True)
+    shutil.copyfile(seeded, db)
     redis, redis_url = start_redis(work) if args.workers > 1 else (None, "")
     (work / "shortlink.toml").write_text(
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
