@@ -533,7 +533,7 @@ def test_long_search_and_short_code_filters_are_answered_not_refused(client, aut
 def test_short_non_ascii_searches_ignore_case_like_long_ones(client, auth):
     arger = create(client, auth, originalUrl="https://example.com/1", title="Ärger").json()["data"]
     omega = create(client, auth, originalUrl="https://example.com/2", title="Ωmega").json()["data"]
-    create(client, auth, originalUrl="https://example.com/3", title="plain")
+    plain = create(client, auth, originalUrl="https://example.com/3", title="plain").json()["data"]
 
     def ids(search):
         response = client.get("/api/v1/links", params={"search": search}, headers=auth)
@@ -552,7 +552,9 @@ def test_short_non_ascii_searches_ignore_case_like_long_ones(client, auth):
     # "ß" is not "ss" to the index, nor then to the scan.
     strasse = create(client, auth, originalUrl="https://example.com/4", title="Straße").json()["data"]
     assert ids("ß") == ids("aß") == ids("straße") == ids("STRAßE") == {strasse["id"]}
-    assert ids("ss") == ids("strasse") == set()
+    # Searches cover short codes too, and a random code may itself hold "ss".
+    holding_ss = {link["id"] for link in (arger, omega, plain, strasse) if "ss" in link["shortCode"].lower()}
+    assert ids("ss") == holding_ss and ids("strasse") == set()
 
 
 @pytest.mark.parametrize(
