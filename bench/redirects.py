@@ -240,7 +240,7 @@ def report(args, workers: int, rounds: list, paced: dict, exact_count: int, reco
     redirect_rps = statistics.median(redirect["rps"] for _, redirect in rounds)
     print(
         f"median: bare 302 {bare_rps:.0f} req/s, /l/<code> + click {redirect_rps:.0f} req/s, "
-        f"ratio {redirect_rps / bare_rps:.1%}  (target >= 70%)"
+        f"ratio {redirect_rps / bare_rps:.1%}  (target >= 85%)"
     )
     print(
         f"at half load ({paced['rps']:.0f} req/s): p50 {paced['p50']:.2f} ms  "

@@ -20,6 +20,7 @@ from shortlink.storage import Database, connect
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
 from tests.helpers import store_link
+from tests.load import assert_rollups_match_raw_clicks
 
 UA = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
 DAY_MS = 86_400_000
@@ -77,6 +78,41 @@ async def test_each_batch_is_one_transaction(database, db_path, links):
     assert count(db_path, "SELECT count(*) FROM clicks") == 250
     assert count(db_path, "SELECT sum(click_count) FROM links") == 250
     assert count(db_path, "SELECT sum(clicks) FROM link_days") == 250
+
+
+async def test_each_batch_counts_in_sql_exactly_what_its_raw_rows_hold(database, db_path, links):
+    """Batches mixing links, days, visitors, agents, bots and unknown labels: every rollup and
+    counter the writer aggregates in SQL equals a recount of the raw clicks."""
+    phone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1"
+    yesterday = int(time.time() * 1000) - DAY_MS
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=7, flush_interval_ms=60_000))
+    for number in range(60):
+        link = links[number % 2]
+        ts = yesterday if number % 3 == 0 else None
+        agent, referrer, campaign = (phone, "", "") if number % 4 == 0 else (UA, "https://t.co/x", "news")
+        ip = f"8.8.4.{number % 5}"
+        recorder.record(
+            Click(link[0], link[1], ts or int(time.time() * 1000), agent, referrer, campaign, ip, "", False)
+        )
+        if number % 10 == 0:
+            recorder.record(click(link, bot=True))
+    assert await recorder.flush() == 66
+    conn = connect(db_path)
+    try:
+        assert_rollups_match_raw_clicks(conn)
+        assert conn.execute("SELECT count(*) FROM clicks WHERE is_bot = 1").fetchone()[0] == 6
+        assert conn.execute("SELECT sum(clicks) FROM account_days").fetchone()[0] == 60
+        # Unknown labels (no referrer, no campaign) have no rows; the others count once per click.
+        assert conn.execute("SELECT count(*) FROM link_dimensions WHERE value IN ('Direct', 'None')").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT sum(clicks) FROM account_dimensions WHERE dimension = 6 AND value = 'news'"
+            ).fetchone()[0]
+            == 45
+        )
+        assert conn.execute("SELECT count(*) FROM user_agents WHERE text IN (?, ?)", (UA, phone)).fetchone()[0] == 2
+    finally:
+        conn.close()
 
 
 async def written(recorder: ClickRecorder, count: int, seconds: float = 10) -> None:

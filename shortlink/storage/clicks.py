@@ -3,19 +3,20 @@
 A batch is written in one transaction, so raw clicks, `links.click_count` and
 the rollups always agree, even after a crash.
 
-The work is split in two on purpose. `encode_batch` (pure Python: aggregation
-and JSON) runs on the event loop; `write_batch` runs on the database thread and
-is almost all SQLite C code: one statement per table, each taking the whole
-batch as one JSON array (json_each). A thread releases and re-takes the GIL
-around every SQLite call, and under load each re-take waits for the busy event
-loop, so per-row statements or Python work on the database thread made the
-writer fall seconds behind the redirects (measured).
+The event loop only labels each click and encodes the batch as one JSON array
+(`encode_batch`, a single msgspec call). `write_batch` runs on the database
+thread, and every count is made there, in SQL: one statement per table, each
+reading the whole array (json_each) and aggregating it with GROUP BY. That
+is SQLite's C code on the other core, without the GIL, instead of Python on
+the loop that serves the redirects. Per-row statements or Python work on the
+database thread made the writer fall behind (measured): a thread releases and
+re-takes the GIL around every SQLite call, and each re-take waits for the
+busy event loop.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from typing import Any, NamedTuple
 
 import msgspec
@@ -45,77 +46,12 @@ class StoredClick(NamedTuple):
     campaign: str
     user_agent: str
     visitor: int
-    is_bot: bool
+    is_bot: int  # 1 for a bot or previewer: stored raw, left out of every rollup
 
 
-class EncodedBatch(NamedTuple):
-    """One batch as the JSON arrays its statements read."""
-
-    link_ids: str
-    user_agents: str
-    clicks: str
-    per_link: str
-    link_days: str
-    account_days: str
-    link_values: str
-    account_values: str
-    link_visitors: str
-
-
-def _json(rows: list) -> str:
-    return msgspec.json.encode(rows).decode()
-
-
-class BatchEncoder:
-    """A batch's JSON arrays, aggregated a chunk of clicks at a time: the click writer
-    yields to the event loop between chunks, so no batch stalls visits for long."""
-
-    def __init__(self) -> None:
-        self.clicks: list[StoredClick] = []
-        self._rows: list[tuple] = []
-        self._agents: dict[str, tuple[str, str, str, str]] = {}
-        self._per_link: Counter = Counter()
-        self._link_days: Counter = Counter()
-        self._account_days: Counter = Counter()
-        self._link_values: Counter = Counter()
-        self._account_values: Counter = Counter()
-        self._visitors: dict[tuple, None] = {}
-
-    def add(self, clicks: list[StoredClick]) -> None:
-        self.clicks += clicks
-        self._rows += [
-            (c.link_id, c.account_id, c.ts, c.user_agent, c.country, c.referrer, c.campaign, c.visitor, int(c.is_bot))
-            for c in clicks
-        ]
-        self._agents.update((c.user_agent, (c.user_agent, c.device, c.browser, c.os)) for c in clicks)
-        self._per_link.update(c.link_id for c in clicks)
-        humans = [c for c in clicks if not c.is_bot]
-        self._link_days.update((c.link_id, c.day, c.account_id) for c in humans)
-        self._account_days.update((c.account_id, c.day) for c in humans)
-        for code, (field, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1):
-            labelled = [(c, value) for c in humans if (value := getattr(c, field)) != unstored]
-            self._link_values.update((c.link_id, code, c.day, value, c.account_id) for c, value in labelled)
-            self._account_values.update((c.account_id, code, c.day, value) for c, value in labelled)
-        self._visitors.update(dict.fromkeys((c.link_id, c.day, c.visitor, c.account_id) for c in humans))
-
-    def encode(self) -> EncodedBatch:
-        return EncodedBatch(
-            link_ids=_json(list(self._per_link)),
-            user_agents=_json(list(self._agents.values())),
-            clicks=_json(self._rows),
-            per_link=_json(list(self._per_link.items())),
-            link_days=_json([(*key, count) for key, count in self._link_days.items()]),
-            account_days=_json([(*key, count) for key, count in self._account_days.items()]),
-            link_values=_json([(*key, count) for key, count in self._link_values.items()]),
-            account_values=_json([(*key, count) for key, count in self._account_values.items()]),
-            link_visitors=_json(list(self._visitors)),
-        )
-
-
-def encode_batch(clicks: list[StoredClick]) -> EncodedBatch:
-    encoder = BatchEncoder()
-    encoder.add(clicks)
-    return encoder.encode()
+def encode_batch(clicks: list[StoredClick]) -> str:
+    """A batch as the one JSON array `write_batch` reads: a row of StoredClick's fields per click."""
+    return msgspec.json.encode(clicks).decode()
 
 
 def _columns(conn: sqlite3.Connection, types: str, alias: str = "") -> str:
@@ -134,17 +70,6 @@ def _json_rows(conn: sqlite3.Connection, alias: str = "j") -> str:
     return f"json_each(?) AS {alias}"
 
 
-def _insert_rows(
-    conn: sqlite3.Connection, head: str, types: str, rows: str, tail: str = "", key_width: int = 0
-) -> None:
-    """Insert a JSON array of rows; with key_width, in the order of their first key_width
-    columns (the table's primary key), so that SQLite inserts along the B-tree instead of
-    all over it: cheaper for the many small rollup rows of sparse links.
-    The sort runs here, in SQLite on the database thread, not on the event loop."""
-    order = f"ORDER BY {', '.join(str(column) for column in range(1, key_width + 1))}" if key_width else ""
-    conn.execute(f"{head} SELECT {_columns(conn, types)} FROM {_json_rows(conn)} WHERE true {order} {tail}", (rows,))
-
-
 def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
     """Delete up to `limit` raw clicks older than `ts_ms`, the oldest rows first; returns
     how many. The rollups, written with them, keep their history."""
@@ -155,97 +80,126 @@ def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -
         ).rowcount
 
 
-def write_batch(conn: sqlite3.Connection, batch: EncodedBatch) -> set[int]:
-    """Store a batch in one transaction. If some of its links were deleted meanwhile,
-    store nothing and return their ids (the caller drops their clicks and retries)."""
+# StoredClick's fields as SQL types, for `_batch`.
+_STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer"
+
+
+def _load_batch(conn: sqlite3.Connection, batch: str) -> tuple[str, tuple]:
+    """Make the batch (`encode_batch`) readable as a table `b` with StoredClick's columns:
+    (the WITH clause that names it, the parameters that clause takes).
+
+    SQLite parses the JSON once, into a temporary table of this connection; PostgreSQL
+    reads the parameter in each statement (its JSON parsing is cheap, and a temporary
+    table there would be a catalogue change per connection)."""
+    columns = zip(_columns(conn, _STORED_TYPES, "j").split(", "), StoredClick._fields, strict=True)
+    selected = ", ".join(f"{value} AS {name}" for value, name in columns)
+    if on_postgres(conn):
+        return f"WITH b AS MATERIALIZED (SELECT {selected}, j.key AS position FROM {_json_rows(conn)})", (batch,)
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS batch_clicks ({', '.join(StoredClick._fields)}, position)")
+    conn.execute("DELETE FROM temp.batch_clicks")
+    conn.execute(f"INSERT INTO temp.batch_clicks SELECT {selected}, j.key FROM {_json_rows(conn)}", (batch,))
+    return "WITH b AS (SELECT * FROM temp.batch_clicks)", ()
+
+
+def _dimension_counts(owner: str) -> str:
+    """The batch's human clicks per (owner, dimension, day, label), `owner` being link_id or
+    account_id, for each of DIMENSIONS (coded 1, 2, ...) but its unstored label, which is
+    its statement parameter."""
+    account = ", min(account_id) AS account_id" if owner == "link_id" else ""
+    return " UNION ALL ".join(
+        f"SELECT {owner}, {code} AS dimension, day, {name} AS value{account}, count(*) AS clicks FROM b"
+        f" WHERE is_bot = 0 AND {name} <> ? GROUP BY {owner}, day, {name}"
+        for code, name in enumerate(DIMENSIONS, start=1)
+    )
+
+
+def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
+    """Store a batch (`encode_batch`) in one transaction: raw rows, link counters and every
+    rollup, aggregated here in SQL. If some of its links were deleted meanwhile, store
+    nothing and return their ids (the caller drops their clicks and retries)."""
     with transaction(conn):
         if on_postgres(conn):
             # Batches of every process one at a time: their rollup upserts would otherwise
             # lock rows in orders that deadlock each other.
             conn.execute("SELECT pg_advisory_xact_lock(?)", (CLICK_BATCH_LOCK,))
-            batch = _batch_without_nul(batch)
+            batch = _without_nul(batch)
+        with_batch, batch_parameters = _load_batch(conn, batch)
         missing = {
             row[0]
             for row in conn.execute(
-                "SELECT value::bigint FROM json_array_elements_text(?::json) AS j(value)"
-                " WHERE value::bigint NOT IN (SELECT id FROM links)"
-                if on_postgres(conn)
-                else "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM links)",
-                (batch.link_ids,),
+                f"{with_batch} SELECT DISTINCT link_id FROM b WHERE link_id NOT IN (SELECT id FROM links)",
+                batch_parameters,
             )
         }
         if missing:
             return missing
         # Each distinct user agent is stored once; a click refers to it by number.
-        _insert_rows(
-            conn,
-            "INSERT INTO user_agents (text, device, browser, os)",
-            "text text text text",
-            batch.user_agents,
-            "ON CONFLICT (text) DO NOTHING",
-        )
-        click = _columns(conn, "bigint bigint bigint text text text text bigint integer", "j").split(", ")
         conn.execute(
-            "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
-            f" SELECT {', '.join(click[:3])}, u.id, {', '.join(click[4:])}"
-            f" FROM {_json_rows(conn)} JOIN user_agents AS u ON u.text = {click[3]} ORDER BY j.key",
-            (batch.clicks,),
+            f"{with_batch} INSERT INTO user_agents (text, device, browser, os)"
+            " SELECT user_agent, min(device), min(browser), min(os) FROM b WHERE true GROUP BY user_agent"
+            " ON CONFLICT (text) DO NOTHING",
+            batch_parameters,
         )
-        link_id, count = _columns(conn, "bigint bigint", "j").split(", ")
         conn.execute(
-            f"UPDATE links SET click_count = click_count + {count} FROM {_json_rows(conn)} WHERE links.id = {link_id}",
-            (batch.per_link,),
+            f"{with_batch} INSERT INTO click_rows"
+            " (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
+            " SELECT b.link_id, b.account_id, b.ts, u.id, b.country, b.referrer, b.campaign, b.visitor, b.is_bot"
+            " FROM b JOIN user_agents AS u ON u.text = b.user_agent ORDER BY b.position",
+            batch_parameters,
         )
-        _insert_rows(
-            conn,
-            "INSERT INTO link_days (link_id, day, account_id, clicks)",
-            "bigint text bigint integer",
-            batch.link_days,
-            "ON CONFLICT (link_id, day) DO UPDATE SET clicks = link_days.clicks + excluded.clicks",
+        conn.execute(
+            f"{with_batch} UPDATE links SET click_count = click_count + n.clicks"
+            " FROM (SELECT link_id, count(*) AS clicks FROM b GROUP BY link_id) AS n WHERE links.id = n.link_id",
+            batch_parameters,
         )
-        _insert_rows(
-            conn,
-            "INSERT INTO account_days (account_id, day, clicks)",
-            "bigint text integer",
-            batch.account_days,
-            "ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
+        # GROUP BY hands the rows over in key order, so that SQLite inserts along each
+        # B-tree instead of all over it: cheaper for the many small rows of sparse links.
+        conn.execute(
+            f"{with_batch} INSERT INTO link_days (link_id, day, account_id, clicks)"
+            " SELECT link_id, day, min(account_id), count(*) FROM b WHERE is_bot = 0 GROUP BY link_id, day"
+            " ON CONFLICT (link_id, day) DO UPDATE SET clicks = link_days.clicks + excluded.clicks",
+            batch_parameters,
         )
-        _insert_rows(
-            conn,
-            "INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)",
-            "bigint integer text text bigint integer",
-            batch.link_values,
-            "ON CONFLICT (link_id, dimension, day, value) DO UPDATE"
+        conn.execute(
+            f"{with_batch} INSERT INTO account_days (account_id, day, clicks)"
+            " SELECT account_id, day, count(*) FROM b WHERE is_bot = 0 GROUP BY account_id, day"
+            " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
+            batch_parameters,
+        )
+        conn.execute(
+            f"{with_batch} INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)"
+            f" SELECT link_id, dimension, day, value, account_id, clicks"
+            f" FROM ({_dimension_counts('link_id')}) AS d"
+            " WHERE true ORDER BY link_id, dimension, day, value"
+            " ON CONFLICT (link_id, dimension, day, value) DO UPDATE"
             " SET clicks = link_dimensions.clicks + excluded.clicks",
-            key_width=4,
+            (*batch_parameters, *UNSTORED),
         )
-        _insert_rows(
-            conn,
-            "INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)",
-            "bigint integer text text integer",
-            batch.account_values,
-            "ON CONFLICT (account_id, dimension, day, value) DO UPDATE"
+        conn.execute(
+            f"{with_batch} INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)"
+            f" SELECT account_id, dimension, day, value, clicks"
+            f" FROM ({_dimension_counts('account_id')}) AS d"
+            " WHERE true ORDER BY account_id, dimension, day, value"
+            " ON CONFLICT (account_id, dimension, day, value) DO UPDATE"
             " SET clicks = account_dimensions.clicks + excluded.clicks",
+            (*batch_parameters, *UNSTORED),
         )
         # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
-        _insert_rows(
-            conn,
-            "INSERT INTO link_visitors (link_id, day, visitor, account_id)",
-            "bigint text bigint bigint",
-            batch.link_visitors,
-            "ON CONFLICT DO NOTHING",
-            key_width=3,
+        conn.execute(
+            f"{with_batch} INSERT INTO link_visitors (link_id, day, visitor, account_id)"
+            " SELECT link_id, day, visitor, min(account_id) FROM b WHERE is_bot = 0"
+            " GROUP BY link_id, day, visitor ON CONFLICT DO NOTHING",
+            batch_parameters,
         )
     return set()
 
 
-def _batch_without_nul(batch: EncodedBatch) -> EncodedBatch:
+def _without_nul(batch: str) -> str:
     """PostgreSQL text cannot hold a NUL, which a visitor can put in a campaign (?utm_source=%00):
     there it is stored as U+FFFD, rather than failing the batch again and again."""
-    if not any("\\u0000" in rows for rows in batch):
+    if "\\u0000" not in batch:
         return batch
-    clean = [msgspec.json.decode(rows) for rows in batch]
-    return EncodedBatch(*(_json(_replace_nul(rows)) for rows in clean))
+    return msgspec.json.encode(_replace_nul(msgspec.json.decode(batch))).decode()
 
 
 def _replace_nul(value: Any) -> Any:

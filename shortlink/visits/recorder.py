@@ -118,21 +118,20 @@ class ClickRecorder:
         taken = 0
         size = self.config.batch_size
         async with self._lock:
-            prepared: click_store.BatchEncoder | None = None
+            prepared: list[click_store.StoredClick] | None = None
             while self._queue:
-                # A batch is exactly the clicks that were enriched for it (more may have
-                # arrived since); they are the first len(batch.clicks) of the queue.
+                # A batch is exactly the clicks that were labelled for it (more may have
+                # arrived since); they are the first len(batch) of the queue.
                 batch = prepared or await self._enrich(list(islice(self._queue, size)))
-                batch_length = len(batch.clicks)
                 storing = asyncio.ensure_future(self._store(batch))
-                following = list(islice(self._queue, batch_length, batch_length + size))
+                following = list(islice(self._queue, len(batch), len(batch) + size))
                 prepared = await self._enrich(following) if following else None
                 await storing  # on failure the batch stays queued and `prepared` is dropped
                 # Only the writer removes from the left, so these are exactly the batch.
-                for _ in range(batch_length):
+                for _ in range(len(batch)):
                     self._queue.popleft()
                 self._forget_finished_days()
-                taken += batch_length
+                taken += len(batch)
                 self.last_flush_at = time.monotonic()
                 self._overflow_logged = False
         return taken
@@ -156,25 +155,22 @@ class ClickRecorder:
             except Exception:  # the clicks stay queued; try again next tick
                 log.exception("could not write %d queued clicks; will retry", len(self._queue))
 
-    async def _enrich(self, batch: list[Click]) -> click_store.BatchEncoder:
-        """Labels, visitor hashes and the batch's totals, on the event loop in chunks so
-        visits keep flowing."""
+    async def _enrich(self, batch: list[Click]) -> list[click_store.StoredClick]:
+        """Labels and visitor hashes, on the event loop in chunks so visits keep flowing."""
         if self.shared_keys is not None:
             await self._share_day_keys({click.ts // DAY_MS for click in batch})
-        encoder = click_store.BatchEncoder()
+        stored: list[click_store.StoredClick] = []
         for start in range(0, len(batch), ENRICH_CHUNK):
             if start:
                 await asyncio.sleep(0)
-            encoder.add([self._stored(click) for click in batch[start : start + ENRICH_CHUNK]])
-        return encoder
+            stored += [self._stored(click) for click in batch[start : start + ENRICH_CHUNK]]
+        return stored
 
-    async def _store(self, batch: click_store.BatchEncoder) -> None:
-        rows, encoded = batch.clicks, batch.encode()
-        while missing := await self.db.write(click_store.write_batch, encoded):
+    async def _store(self, batch: list[click_store.StoredClick]) -> None:
+        while missing := await self.db.write(click_store.write_batch, click_store.encode_batch(batch)):
             # Links deleted meanwhile: their history is gone anyway.
-            rows = [row for row in rows if row.link_id not in missing]
-            encoded = click_store.encode_batch(rows)
-        self.written += len(rows)
+            batch = [click for click in batch if click.link_id not in missing]
+        self.written += len(batch)
 
     def _stored(self, click: Click) -> click_store.StoredClick:
         day = self._day(click.ts)
@@ -192,7 +188,7 @@ class ClickRecorder:
             enrich.campaign_label(click.campaign),
             click.user_agent,
             enrich.visitor_hash(self._day_key(day), click.ip, click.user_agent),
-            click.is_bot,
+            int(click.is_bot),
         )
 
     async def _share_day_keys(self, day_numbers: set[int]) -> None:
