@@ -25,7 +25,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import clicks, free_port, start_redis, wait_for_workers, wait_until_serving, wrk
+from bench.redirects import clicks, free_port, fresh_copy, start_redis, wait_for_workers, wait_until_serving, wrk
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
@@ -127,12 +127,7 @@ def main() -> int:
     if not seeded.exists():
         print(f"seeding {args.links:,} links…", flush=True)
         seed(seeded, args.links)
-    # Every run starts from the seeded links alone: the clicks of earlier runs would grow
-    # the raw clicks' index and make each run slower than the one before.
-    db = work / "run.db"
-    for leftover in (work / "run.db-wal", work / "run.db-shm"):
-        leftover.unlink(missing_ok=True)
-    shutil.copyfile(seeded, db)
+    db = fresh_copy(seeded, work)
     redis, redis_url = start_redis(work) if args.workers > 1 else (None, "")
     (work / "shortlink.toml").write_text(
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'

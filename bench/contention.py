@@ -4,7 +4,7 @@ Run: .venv/bin/python -m bench.contention [--links 1000] [--clicks 1000000] [--s
 [--keep DIR]. Needs wrk (Debian: apt-get install wrk).
 
 Seeds an account with demo clicks over a year (through the real recorder, cached in
---keep DIR), starts a real server process, then measures /me at a steady 50 requests
+--keep DIR; each run works on a fresh copy), starts a real server process, then measures /me at a steady 50 requests
 per second: first alone, then while (a) account analytics over 366 days are requested
 back to back and (b) redirects run at full load at 32 connections. Reports p50/p99 of
 /me in both phases, how many reports completed, and the redirect rate under contention.
@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.redirects import free_port, paced_script, wait_until_serving, wrk
+from bench.redirects import DESKTOP_UA, free_port, fresh_copy, paced_script, wait_until_serving, wrk
 from shortlink import accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
@@ -70,7 +70,8 @@ def main() -> int:
         return 2
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shortlink-contention-"))
     work.mkdir(parents=True, exist_ok=True)
-    db, key, code = prepare(work, args.links, args.clicks)
+    seeded, key, code = prepare(work, args.links, args.clicks)
+    db = fresh_copy(seeded, work)
     port = free_port()
     (work / "shortlink.toml").write_text(
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
@@ -94,7 +95,9 @@ def main() -> int:
         reporter.start()
         with tempfile.TemporaryFile("w+") as redirect_out:
             redirects = subprocess.Popen(
-                ["wrk", "-t1", "-c32", f"-d{args.seconds + 2}s", f"{base}/l/{code}"], stdout=redirect_out, text=True
+                ["wrk", "-t1", "-c32", f"-d{args.seconds + 2}s", "-H", f"User-Agent: {DESKTOP_UA}", f"{base}/l/{code}"],
+                stdout=redirect_out,
+                text=True,
             )
             time.sleep(1)
             loaded = wrk(base + "/api/v1/me", args.seconds, 4, me_script)

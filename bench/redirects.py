@@ -21,6 +21,7 @@ import resource
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -79,6 +80,22 @@ def clicks(location: str) -> int:
         return conn.execute("SELECT count(*) FROM clicks").fetchone()[0]
     finally:
         conn.close()
+
+
+def fresh_copy(seeded: Path, work: Path) -> Path:
+    """A copy of the seeded database for one run (`run.db` in `work`), taken with SQLite's
+    backup API so that what is still in the seed's WAL comes along. Every run starts from
+    the seed alone: the clicks of earlier runs would grow the file and slow each run."""
+    db = work / "run.db"
+    for stale in (db, work / "run.db-wal", work / "run.db-shm"):
+        stale.unlink(missing_ok=True)
+    source, target = sqlite3.connect(seeded), sqlite3.connect(db)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return db
 
 
 def exact_requests(port: int, path: str, count: int) -> None:
