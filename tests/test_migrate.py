@@ -22,7 +22,10 @@ EMAIL = "demo@example.com"
 # The 100,000 demo clicks: seeded through the real recorder in a few seconds here.
 CLICKS = 100_000
 TODAY = datetime.now(UTC).date()
-RANGES = [{"days": days} for days in ("1", "7", "30", "90", "366")] + [
+# The rolling ranges end at a fixed moment: ending "now", they would move on between the two
+# sets of answers (the migration takes seconds), and a click could leave one of them.
+UNTIL = datetime.now(UTC).replace(microsecond=0).isoformat()
+RANGES = [{"days": days, "to": UNTIL} for days in ("1", "7", "30", "90", "366")] + [
     {"from": (TODAY - timedelta(days=40)).isoformat(), "to": (TODAY - timedelta(days=10)).isoformat()}
 ]
 

@@ -1,4 +1,5 @@
 import asyncio
+import multiprocessing
 import sqlite3
 import threading
 from datetime import UTC, datetime
@@ -230,3 +231,33 @@ async def test_the_wal_starts_over_while_the_writer_keeps_committing(tmp_path):
         assert max(wal_sizes) < 24 * 1024 * 1024
     finally:
         db.close()
+
+
+def _open_at_the_barrier(path: str, barrier, errors) -> None:
+    barrier.wait()
+    try:
+        connect(path).close()
+    except Exception as exc:  # DatabaseUnavailable, naming the file and SQLite's reason
+        errors.put(str(exc))
+
+
+def test_processes_opening_a_new_file_at_the_same_moment_all_get_it(tmp_path):
+    """Several processes starting together on a file that does not exist yet (the first start
+    of a multi-process setup): SQLite refuses all but one at once when they switch it to WAL
+    mode, and each must try again rather than fail to start. Without the retry this failed
+    within the first few rounds."""
+    context = multiprocessing.get_context("fork")
+    errors = context.Queue()
+    for round_number in range(30):
+        barrier = context.Barrier(6)
+        path = str(tmp_path / f"new-{round_number}.db")
+        processes = [context.Process(target=_open_at_the_barrier, args=(path, barrier, errors)) for _ in range(6)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+            assert process.exitcode == 0
+        assert errors.empty(), errors.get()
+        conn = connect(path)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()

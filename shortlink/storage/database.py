@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,6 +27,8 @@ BUSY_TIMEOUT_MS = 10_000
 POINT_READ_BUSY_MS = 200
 # Reader threads: lists, analytics and the like, beside the writer.
 READER_THREADS = 3
+# Between two tries to switch a new file to WAL mode while another process holds it.
+WAL_SWITCH_RETRY_SECONDS = 0.02
 # Page cache of the writer. Rollup upserts touch pages all over their tables, more than
 # any cache holds on a big catalogue; the operating system's file cache serves those, and a
 # larger cache here only held memory (see the README's benchmarks).
@@ -133,11 +136,27 @@ def _open(path: str | Path) -> sqlite3.Connection:
     try:
         # The first statements are where SQLite finds out it cannot use the file.
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enter_wal_mode(conn)
     except sqlite3.Error:
         conn.close()
         raise
     return conn
+
+
+def _enter_wal_mode(conn: sqlite3.Connection) -> None:
+    """PRAGMA journal_mode = WAL, tried again for up to the busy timeout while the file is
+    locked. Processes opening a new file at the same moment each read it, then want it to
+    themselves to switch it to WAL: SQLite answers "locked" at once to all but one, without
+    waiting, since waiting could deadlock. A moment later the file is in WAL mode."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_SWITCH_RETRY_SECONDS)
 
 
 def _hex64(text: str) -> int:
