@@ -90,7 +90,7 @@ class Visits:
     def resolve(self, code: str, host: str) -> VisitTarget | None:
         target = self.cache.get(code)
         if target is ...:  # not cached: the only database read of the visitor path
-            row = self.db.read_now(link_store.link_by_code, code)
+            row = self.db.read_now(link_store.visit_target_row, code)
             target = None if row is None else target_from_row(row)
             self.cache.put(code, target)
         if target is not None and not self.hosts.serves(target.account_id, host):

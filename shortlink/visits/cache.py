@@ -7,8 +7,8 @@ process (the CLI) commits to the file.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import OrderedDict
+from collections.abc import Sequence
 from types import EllipsisType
 
 import msgspec
@@ -38,20 +38,22 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     password_hash: str | None
 
 
-def target_from_row(row: sqlite3.Row) -> VisitTarget:
+def target_from_row(row: Sequence) -> VisitTarget:
+    """The entry for a row of `storage.links.visit_target_row` (its columns in field order)."""
+    link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = row
     return VisitTarget(
-        link_id=row["id"],
-        public_id=row["public_id"],
-        account_id=row["account_id"],
-        code=row["short_code"],
-        original_url=row["original_url"],
-        platform=Platform(row["platform"]),
-        ios_url=row["ios_url"],
-        android_url=row["android_url"],
-        title=row["title"],
-        is_active=bool(row["is_active"]),
-        expires_at=from_iso(row["expires_at"]).timestamp() if row["expires_at"] else None,
-        password_hash=row["password_hash"],
+        link_id,
+        public_id,
+        account_id,
+        code,
+        original_url,
+        Platform(platform),
+        ios_url,
+        android_url,
+        title,
+        bool(active),
+        from_iso(expires).timestamp() if expires else None,
+        pw,
     )
 
 
