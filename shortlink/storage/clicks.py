@@ -5,8 +5,8 @@ the rollups always agree, even after a crash.
 
 The event loop only labels each click and encodes the batch as one JSON array
 (`encode_batch`, a single msgspec call). `write_batch` runs on the database
-thread, and every count is made there, in SQL: one statement per table, each
-reading the whole array (json_each) and aggregating it with GROUP BY. That
+thread, and every count is made there, in SQL: the array is read once (on SQLite
+into a temporary table), then one statement per table aggregates it with GROUP BY. That
 is SQLite's C code on the other core, without the GIL, instead of Python on
 the loop that serves the redirects. Per-row statements or Python work on the
 database thread made the writer fall behind (measured): a thread releases and
@@ -80,7 +80,7 @@ def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -
         ).rowcount
 
 
-# StoredClick's fields as SQL types, for `_batch`.
+# StoredClick's fields as SQL types, for `_load_batch`.
 _STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer"
 
 
@@ -101,15 +101,22 @@ def _load_batch(conn: sqlite3.Connection, batch: str) -> tuple[str, tuple]:
     return "WITH b AS (SELECT * FROM temp.batch_clicks)", ()
 
 
-def _dimension_counts(owner: str) -> str:
-    """The batch's human clicks per (owner, dimension, day, label), `owner` being link_id or
-    account_id, for each of DIMENSIONS (coded 1, 2, ...) but its unstored label, which is
-    its statement parameter."""
+def _add_dimension_counts(conn: sqlite3.Connection, with_batch: str, parameters: tuple, table: str, owner: str) -> None:
+    """Add the batch's human clicks to `table` (link_dimensions or account_dimensions) per
+    (owner, dimension, day, label), `owner` being its link_id or account_id, for each of
+    DIMENSIONS (coded 1, 2, ...) but its unstored label; in key order (see write_batch)."""
+    key = f"{owner}, dimension, day, value"
     account = ", min(account_id) AS account_id" if owner == "link_id" else ""
-    return " UNION ALL ".join(
+    counts = " UNION ALL ".join(
         f"SELECT {owner}, {code} AS dimension, day, {name} AS value{account}, count(*) AS clicks FROM b"
         f" WHERE is_bot = 0 AND {name} <> ? GROUP BY {owner}, day, {name}"
         for code, name in enumerate(DIMENSIONS, start=1)
+    )
+    columns = f"{key}, account_id, clicks" if account else f"{key}, clicks"
+    conn.execute(
+        f"{with_batch} INSERT INTO {table} ({columns}) SELECT {columns} FROM ({counts}) AS d"
+        f" WHERE true ORDER BY {key} ON CONFLICT ({key}) DO UPDATE SET clicks = {table}.clicks + excluded.clicks",
+        (*parameters, *UNSTORED),
     )
 
 
@@ -166,24 +173,8 @@ def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
             " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
             batch_parameters,
         )
-        conn.execute(
-            f"{with_batch} INSERT INTO link_dimensions (link_id, dimension, day, value, account_id, clicks)"
-            f" SELECT link_id, dimension, day, value, account_id, clicks"
-            f" FROM ({_dimension_counts('link_id')}) AS d"
-            " WHERE true ORDER BY link_id, dimension, day, value"
-            " ON CONFLICT (link_id, dimension, day, value) DO UPDATE"
-            " SET clicks = link_dimensions.clicks + excluded.clicks",
-            (*batch_parameters, *UNSTORED),
-        )
-        conn.execute(
-            f"{with_batch} INSERT INTO account_dimensions (account_id, dimension, day, value, clicks)"
-            f" SELECT account_id, dimension, day, value, clicks"
-            f" FROM ({_dimension_counts('account_id')}) AS d"
-            " WHERE true ORDER BY account_id, dimension, day, value"
-            " ON CONFLICT (account_id, dimension, day, value) DO UPDATE"
-            " SET clicks = account_dimensions.clicks + excluded.clicks",
-            (*batch_parameters, *UNSTORED),
-        )
+        _add_dimension_counts(conn, with_batch, batch_parameters, "link_dimensions", "link_id")
+        _add_dimension_counts(conn, with_batch, batch_parameters, "account_dimensions", "account_id")
         # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
         conn.execute(
             f"{with_batch} INSERT INTO link_visitors (link_id, day, visitor, account_id)"
