@@ -40,7 +40,7 @@ def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
 
 async def links_page(request: Request) -> Response:
     services: Services = request.app.state.services
-    session = provide_session(request)
+    session = provide_session(request, services)
     query, errors = link_filter(request)
     links, pagination = await services.links.list(session.account_id, query)
     return page(

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from litestar import Controller, Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 
 from shortlink.network import address_of
@@ -47,7 +47,8 @@ async def session_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None
         raise SignInRequired()
 
 
-def provide_session(request: Request) -> SessionAccount:
+def provide_session(request: Request, services: NamedDependency[Services]) -> SessionAccount:
+    """The session session_guard let in. It takes `services` only to be resolved after it (see web.app)."""
     session = load_session(request)
     assert session is not None, "session_guard runs first"
     return session

@@ -52,6 +52,10 @@ def create_app(config: Config) -> Litestar:
             *bio_handlers(services.bio),
             shorten,
         ],
+        # Litestar resolves a handler's dependencies level by level, and the values of one level
+        # together in an anyio task group. For two plain values that group costs three trips
+        # around the event loop: under full redirect load, most of an API request's latency
+        # (bench.contention). So `principal` and `session` take `services`, one level below it.
         dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
         state=State({"services": services}),
         lifespan=[services.lifespan, mcp.lifespan],

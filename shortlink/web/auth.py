@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Request
 from litestar.connection import ASGIConnection
+from litestar.di import NamedDependency
 from litestar.handlers import BaseRouteHandler
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -23,7 +24,8 @@ async def api_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
     connection.scope["state"][PRINCIPAL] = admission.principal
 
 
-def provide_principal(request: Request) -> Principal:
+def provide_principal(request: Request, services: NamedDependency[Services]) -> Principal:
+    """The key api_guard admitted. It takes `services` only to be resolved after it (see web.app)."""
     return request.scope["state"][PRINCIPAL]
 
 
