@@ -1,5 +1,5 @@
 """What the browser tests share: the stand-in destination site, Chromium as they launch it,
-phone contexts, and the JSON API of a live server."""
+a live server with a dashboard account, phone contexts, and the JSON API of a live server."""
 
 from __future__ import annotations
 
@@ -8,15 +8,19 @@ import json
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from shortlink import signin
+from shortlink.storage import connect
 from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
+PHONE = {"width": 375, "height": 812}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 class FakeYouTube(http.server.BaseHTTPRequestHandler):
@@ -63,6 +67,32 @@ def chromium(destination_port: int):
         )
         yield launched
         launched.close()
+
+
+@contextmanager
+def chromium_and_destination() -> Iterator:
+    """Chromium (see `chromium`) with the stand-in destination site running."""
+    with destination_site() as port, chromium(port) as launched:
+        yield launched
+
+
+@contextmanager
+def dashboard_server(
+    directory: Path, email: str, password: str, prepare: Callable[[LiveServer], None] = lambda _server: None
+) -> Iterator[LiveServer]:
+    """A live server process on which `email` signs in to the dashboard with `password`;
+    `prepare` runs on its database before it starts (demo links and clicks, say)."""
+    server = LiveServer(directory)
+    conn = connect(server.db)
+    signin.set_password(conn, email, signin.hash_password(password))
+    conn.close()
+    prepare(server)
+    server.start()
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def phone(browser, user_agent, **options):

@@ -12,33 +12,32 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from shortlink import signin
-from shortlink.storage import connect
 from tests.accessibility import axe_violations
-from tests.browser import ARTIFACTS, VIDEO, chromium, destination_site, phone, sign_in, wait_for_text
-from tests.live_server import LiveServer
+from tests.browser import (
+    ARTIFACTS,
+    DESKTOP,
+    PHONE,
+    VIDEO,
+    chromium_and_destination,
+    dashboard_server,
+    phone,
+    sign_in,
+    wait_for_text,
+)
 from tests.visitors import IPHONE
 
 EMAIL, PASSWORD = "creator@example.com", "a long enough password"
-PHONE = {"width": 375, "height": 812}
-DESKTOP = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("bio-editor"))
-    conn = connect(server.db)
-    signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
-    conn.close()
-    server.start()
-    ARTIFACTS.mkdir(exist_ok=True)
-    yield server
-    server.stop()
+    with dashboard_server(tmp_path_factory.mktemp("bio-editor"), EMAIL, PASSWORD) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    with destination_site() as port, chromium(port) as launched:
+    with chromium_and_destination() as launched:
         yield launched
 
 

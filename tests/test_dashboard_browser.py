@@ -18,37 +18,42 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from shortlink import accounts, signin
+from shortlink import accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect
 from tests.accessibility import axe_violations
-from tests.browser import ARTIFACTS, api, chromium, destination_site, phone, sign_in, wait_for_text
+from tests.browser import (
+    ARTIFACTS,
+    DESKTOP,
+    PHONE,
+    api,
+    chromium_and_destination,
+    dashboard_server,
+    phone,
+    sign_in,
+    wait_for_text,
+)
 from tests.live_server import LiveServer
 from tests.visitors import IPHONE
 
 EMAIL, PASSWORD = "person@example.com", "a long enough password"
-PHONE = {"width": 375, "height": 812}
-DESKTOP = {"width": 1280, "height": 900}
+
+
+def seed_demo(server: LiveServer) -> None:
+    """Demo links and clicks, through the real recorder: charts with something to show."""
+    asyncio.run(seed(load_config(server.config, environ={}, storage_path=str(server.db)), EMAIL, 24, 3000))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("dashboard"))
-    conn = connect(server.db)
-    signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
-    conn.close()
-    # Demo links and clicks, through the real recorder: charts with something to show.
-    asyncio.run(seed(load_config(server.config, environ={}, storage_path=str(server.db)), EMAIL, 24, 3000))
-    server.start()
-    ARTIFACTS.mkdir(exist_ok=True)
-    yield server
-    server.stop()
+    with dashboard_server(tmp_path_factory.mktemp("dashboard"), EMAIL, PASSWORD, seed_demo) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    with destination_site() as port, chromium(port) as launched:
+    with chromium_and_destination() as launched:
         yield launched
 
 
