@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from shortlink.config import ConfigError, LoadedConfig, load_config_with_origins, unknown_environment_names
-from shortlink.storage.database import migrations
+from shortlink.storage.database import is_postgresql, migrations, sqlite_path
 
 # Environment variables of ours that are not settings.
 NOT_SETTINGS = {"SHORTLINK_API_KEY"}  # `shortlink mcp`'s key
@@ -32,10 +32,12 @@ WAL_WARNING_BYTES = 512 * 1024 * 1024
 FREE_DISK_MINIMUM_BYTES = 1024 * 1024 * 1024
 GEOIP_STALE_DAYS = 365
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
+# How long the PostgreSQL and Redis checks wait for their server before reporting it unreachable.
+CONNECT_TIMEOUT_SECONDS = 5
 
 
 class Finding(msgspec.Struct, frozen=True):
-    check: str  # configuration | database | data files | security | proxies
+    check: str  # configuration | database | redis | data files | security | proxies
     severity: Literal["problem", "note"]
     message: str
     fix: str
@@ -165,21 +167,72 @@ def _check_file(path: Path, facts: dict[str, Any]) -> list[Finding]:
                 "stop the server and restore the latest backup (see Backup and restore)",
             )
         )
+    return findings + _migration_findings(applied, shipped)
+
+
+def _migration_findings(applied: int, shipped: int) -> list[Finding]:
     if applied > shipped:
-        findings.append(
+        return [
             _problem(
                 "database",
-                f"the file has migration {applied}, this version knows only up to {shipped}",
+                f"the database has migration {applied}, this version knows only up to {shipped}",
                 "run the newer shortlink release that wrote it",
             )
-        )
-    elif applied < shipped:
-        findings.append(
+        ]
+    if applied < shipped:
+        return [
             _note(
                 "database", f"migrations {applied + 1}-{shipped} not applied yet", "they apply when the server starts"
             )
-        )
-    return findings
+        ]
+    return []
+
+
+def check_postgresql(url: str, facts: dict[str, Any]) -> list[Finding]:
+    """The server answers, its version, and migrations applied vs shipped; in a read-only session."""
+    import psycopg
+
+    from shortlink.storage import postgresql
+
+    try:
+        with psycopg.connect(
+            url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS, options="-c default_transaction_read_only=on"
+        ) as raw:
+            conn = postgresql.PostgresConnection(raw)
+            facts["postgresql_version"] = raw.info.server_version
+            applied = postgresql.schema_version(conn)
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        return [
+            _problem(
+                "database",
+                f"{postgresql.describe(url)}: cannot connect: {reason}",
+                "check [storage] url, that PostgreSQL is running, and that this user may connect",
+            )
+        ]
+    shipped = max(number for number, _, _ in postgresql.migrations())
+    facts.update(migrations_applied=applied, migrations_shipped=shipped)
+    return _migration_findings(applied, shipped)
+
+
+def check_redis(url: str, facts: dict[str, Any]) -> list[Finding]:
+    """With a [redis] url, the server must reach it: rate limits and link changes go through it."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    try:
+        facts["redis_version"] = client.info("server")["redis_version"]
+    except redis.RedisError as exc:
+        return [
+            _problem(
+                "redis",
+                f"{mask('url', url)}: cannot connect: {exc}",
+                "start Redis, correct [redis] url, or empty it to run a single process without Redis",
+            )
+        ]
+    finally:
+        client.close()
+    return []
 
 
 def check_data_files(facts: dict[str, Any]) -> list[Finding]:
@@ -292,8 +345,18 @@ def diagnose(config_path: str | None, environ: Mapping[str, str], **overrides: A
     except ConfigError as exc:
         fix = "correct the file or the environment variable it names"
         return Report(config_path or "shortlink.toml", [], {}, [*findings, _problem("configuration", str(exc), fix)])
-    facts: dict[str, Any] = {"short_host": loaded.config.short_host, "database": loaded.config.storage.path}
-    findings += check_database(Path(loaded.config.storage.path), facts)
+    location = loaded.config.storage.location
+    facts: dict[str, Any] = {"short_host": loaded.config.short_host}
+    if is_postgresql(location):
+        from shortlink.storage.postgresql import describe
+
+        facts["database"] = describe(location)
+        findings += check_postgresql(location, facts)
+    else:
+        facts["database"] = str(sqlite_path(location))
+        findings += check_database(Path(sqlite_path(location)), facts)
+    if loaded.config.redis.url:
+        findings += check_redis(loaded.config.redis.url, facts)
     findings += check_data_files(facts)
     findings += check_short_host(loaded)
     findings += check_trusted_proxies(loaded)

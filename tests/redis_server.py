@@ -13,12 +13,14 @@ from tests.live_server import free_port
 
 
 class RedisServer:
-    """`redis-server --port N --save '' --dir TMP`, started and stopped by the test."""
+    """`redis-server --port N --save '' --dir TMP`, started and stopped by the test; with a
+    `password`, clients must give it (--requirepass)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, password: str = ""):
         self.directory = directory
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.password = password
+        self.url = f"redis://{f':{password}@' if password else ''}127.0.0.1:{self.port}/0"
         self.log = directory / f"redis-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
@@ -31,6 +33,7 @@ class RedisServer:
                 [
                     *(executable, "--port", str(self.port), "--bind", "127.0.0.1"),
                     *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
+                    *(("--requirepass", self.password) if self.password else ()),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -40,7 +43,7 @@ class RedisServer:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
                     sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
+                    if sock.recv(16).startswith((b"+PONG", b"-NOAUTH")):  # up, and asking for the password
                         return self
             except OSError:
                 time.sleep(0.05)

@@ -14,6 +14,8 @@ import pytest
 
 from shortlink.storage import connect
 from tests.conftest import run_cli
+from tests.live_server import free_port
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture
@@ -39,10 +41,19 @@ def problems(report: dict) -> list[str]:
     return [f"{f['check']}: {f['message']}" for f in report["findings"] if f["severity"] == "problem"]
 
 
-def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install, monkeypatch):
+@pytest.fixture
+def redis_with_password(tmp_path):
+    server = RedisServer(tmp_path / "redis", password="hunter2").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install, monkeypatch, redis_with_password):
     config, database = install
     monkeypatch.setenv("SHORTLINK_SERVER_PORT", "9001")
-    monkeypatch.setenv("SHORTLINK_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("SHORTLINK_REDIS_URL", redis_with_password.url)
     monkeypatch.setenv("SHORTLINK_API_KEY", "sl_live_for_the_mcp_command")  # ours, not a setting
     code, report = doctor(config, database)
     assert code == 0 and report["healthy"] and problems(report) == []
@@ -52,9 +63,10 @@ def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install,
     assert settings["[storage] path"] == (str(database), "command line")
     assert settings["[limits] requests_per_minute"] == (60, "default")
     # Secrets are masked: the Redis password never shows.
-    assert settings["[redis] url"] == ("redis://:***@127.0.0.1:6379/0", "environment")
+    assert settings["[redis] url"] == (f"redis://:***@127.0.0.1:{redis_with_password.port}/0", "environment")
     assert "hunter2" not in json.dumps(report)
     facts = report["facts"]
+    assert facts["database"] == str(database) and facts["redis_version"]
     assert facts["integrity"] == "ok" and facts["migrations_applied"] == facts["migrations_shipped"] > 0
     assert facts["wal_bytes"] >= 0 and facts["free_disk_bytes"] > 0
     for package in ("geoip2fast", "crawler-user-agents", "device-detector"):
@@ -133,3 +145,44 @@ def test_a_data_directory_the_service_user_cannot_write_is_reported(install):
     finally:
         (base / "data").chmod(0o755)
         shutil.rmtree(base)
+
+
+def test_a_redis_the_server_cannot_reach_is_reported(install, monkeypatch):
+    config, database = install
+    monkeypatch.setenv("SHORTLINK_REDIS_URL", f"redis://:hunter2@127.0.0.1:{free_port()}/0")
+    code, report = doctor(config, database)
+    assert code == 1 and any(problem.startswith("redis: redis://:***@127.0.0.1:") for problem in problems(report))
+    assert "cannot connect" in problems(report)[0] and "hunter2" not in json.dumps(report)
+
+
+def test_an_sqlite_url_is_checked_at_the_file_it_names(install, tmp_path, monkeypatch):
+    config, database = install
+    monkeypatch.setenv("SHORTLINK_STORAGE_URL", f"sqlite:///{database}")
+    code, report = doctor(config, tmp_path / "not-the-database.db")
+    assert code == 0 and report["facts"]["database"] == str(database)
+    assert report["facts"]["integrity"] == "ok"
+
+
+def test_a_postgresql_install_is_checked_through_its_server(install, postgres_server, monkeypatch):
+    config, _ = install
+    url = postgres_server.new_database()
+    try:
+        connect(url).close()  # migrated, as a server start leaves it
+        monkeypatch.setenv("SHORTLINK_STORAGE_URL", url)
+        result = run_cli("doctor", "--config", str(config), "--json", check=False)
+        report = json.loads(result.stdout)
+        assert result.returncode == 0 and problems(report) == []
+        facts = report["facts"]
+        assert facts["database"].startswith("postgresql://") and facts["postgresql_version"] > 0
+        assert facts["migrations_applied"] == facts["migrations_shipped"] > 0
+        assert "integrity" not in facts  # the SQLite file checks are not made on a PostgreSQL database
+    finally:
+        postgres_server.drop_database(url)
+    unreachable = url.replace(f":{postgres_server.port}/", f":{free_port()}/")
+    monkeypatch.setenv("SHORTLINK_STORAGE_URL", unreachable)
+    result = run_cli("doctor", "--config", str(config), "--json", check=False)
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert any(
+        problem.startswith("database: postgresql://") and "cannot connect" in problem for problem in problems(report)
+    )
