@@ -20,6 +20,7 @@ from shortlink.bio.schema import SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import CreateLink
 from shortlink.pages import STYLE
+from shortlink.visits import enrich
 from shortlink.visits.pages import csp_hash
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
@@ -67,6 +68,16 @@ def test_the_referrer_label_of_a_bio_page():
     assert rules.referrer_label("sho.rt", "/@Alice/") == "sho.rt/@alice"
     assert rules.referrer_label("sho.rt", "/@alice/qr.svg") is None
     assert rules.referrer_label("sho.rt", "/l/abc") is None
+
+
+def test_a_bio_page_on_a_domain_connected_later_is_labelled_as_one():
+    ours = {"sho.rt"}
+    referrer = "https://links.example.org/@alice"
+    assert enrich.referrer_host(referrer, ours.__contains__) == "links.example.org"
+    ours.add("links.example.org")  # the account connects its domain
+    assert enrich.referrer_host(referrer, ours.__contains__) == "links.example.org/@alice"
+    assert enrich.referrer_host("https://sho.rt/@bob/", ours.__contains__) == "sho.rt/@bob"
+    assert enrich.referrer_host("http://[::1", ours.__contains__) == enrich.DIRECT  # not a URL
 
 
 # the application layer

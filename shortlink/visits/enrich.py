@@ -151,18 +151,23 @@ def user_agent_labels(user_agent: str) -> tuple[str, str, str]:
     return device_class(user_agent, os_family, device_family), browser, os_family
 
 
-@lru_cache(maxsize=USER_AGENT_CACHE_SIZE)
 def referrer_host(referrer: str, is_ours: Callable[[str], bool] = lambda _host: False) -> str:
     """The referring host; for a bio page of ours, "<host>/@<handle>", so that clicks made
-    through a bio page stand apart from other pages of the service."""
-    try:
-        parts = urlsplit(referrer.strip())
-        host = parts.hostname
-    except ValueError:
-        host = None
-    if host and parts.path.startswith("/@") and is_ours(host):
-        return referrer_label(host, parts.path) or host
+    through a bio page stand apart from other pages of the service. Only the parse is
+    memoised: which hosts are ours changes when a custom domain is connected."""
+    host, path = _host_and_path(referrer)
+    if host and path.startswith("/@") and is_ours(host):
+        return referrer_label(host, path) or host
     return host or DIRECT
+
+
+@lru_cache(maxsize=USER_AGENT_CACHE_SIZE)
+def _host_and_path(url: str) -> tuple[str | None, str]:
+    try:
+        parts = urlsplit(url.strip())
+        return parts.hostname, parts.path
+    except ValueError:
+        return None, ""
 
 
 def campaign_label(utm_source: str) -> str:
