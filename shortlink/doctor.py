@@ -219,7 +219,9 @@ def check_redis(url: str, facts: dict[str, Any]) -> list[Finding]:
     """With a [redis] url, the server must reach it: rate limits and link changes go through it."""
     import redis
 
-    client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    client = redis.Redis.from_url(
+        url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS, socket_timeout=CONNECT_TIMEOUT_SECONDS
+    )
     try:
         facts["redis_version"] = client.info("server")["redis_version"]
     except redis.RedisError as exc:
