@@ -33,6 +33,8 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 
 CONNECTIONS = 32
+# Long enough for the click writer (a batch every 100 ms) to write what is queued.
+FLUSH_WAIT_SECONDS = 1.0
 
 
 def code(number: int) -> str:
@@ -149,6 +151,7 @@ def main() -> int:
         random_script = random_links_script(work, args.links)
         hot_path = f"/l/{code(0)}"
         wrk(base + hot_path, 2, CONNECTIONS)  # warm-up
+        time.sleep(FLUSH_WAIT_SECONDS)  # its clicks are written before the count starts
         before = clicks(db)
         answered = 0
         rounds = []
@@ -162,7 +165,7 @@ def main() -> int:
         walk = wrk(base + "/", walk_seconds, CONNECTIONS, every_link_script(work, args.links))
         answered += walk["requests"]
         rss = largest_worker_rss_kib(server.pid)
-        time.sleep(1.0)  # let the writer flush
+        time.sleep(FLUSH_WAIT_SECONDS)
         recorded = clicks(db) - before
     finally:
         server.send_signal(signal.SIGTERM)
