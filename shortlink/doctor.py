@@ -190,26 +190,18 @@ def _migration_findings(applied: int, shipped: int) -> list[Finding]:
 
 def check_postgresql(url: str, facts: dict[str, Any]) -> list[Finding]:
     """The server answers, its version, and migrations applied vs shipped; in a read-only session."""
-    import psycopg
-
     from shortlink.storage import postgresql
 
     try:
-        with psycopg.connect(
-            url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS, options="-c default_transaction_read_only=on"
-        ) as raw:
-            conn = postgresql.PostgresConnection(raw)
-            facts["postgresql_version"] = raw.info.server_version
-            applied = postgresql.schema_version(conn)
-    except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        return [
-            _problem(
-                "database",
-                f"{postgresql.describe(url)}: cannot connect: {reason}",
-                "check [storage] url, that PostgreSQL is running, and that this user may connect",
-            )
-        ]
+        conn = postgresql.connect_read_only(url)
+    except postgresql.DatabaseUnavailable as exc:
+        fix = "check [storage] url, that PostgreSQL is running, and that this user may connect"
+        return [_problem("database", str(exc), fix)]
+    try:
+        facts["postgresql_version"] = conn.raw.info.server_version
+        applied = postgresql.schema_version(conn)
+    finally:
+        conn.close()
     shipped = max(number for number, _, _ in postgresql.migrations())
     facts.update(migrations_applied=applied, migrations_shipped=shipped)
     return _migration_findings(applied, shipped)

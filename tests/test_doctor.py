@@ -10,9 +10,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from shortlink.storage import connect
+from shortlink.storage import connect, postgresql
 from tests.conftest import run_cli
 from tests.live_server import free_port
 from tests.redis_server import RedisServer
@@ -176,6 +177,10 @@ def test_a_postgresql_install_is_checked_through_its_server(install, postgres_se
         assert facts["database"].startswith("postgresql://") and facts["postgresql_version"] > 0
         assert facts["migrations_applied"] == facts["migrations_shipped"] > 0
         assert "integrity" not in facts  # the SQLite file checks are not made on a PostgreSQL database
+        read_only = postgresql.connect_read_only(url)  # the doctor's session: it cannot write
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            read_only.execute("CREATE TABLE doctor_wrote_this (a integer)")
+        read_only.close()
     finally:
         postgres_server.drop_database(url)
     unreachable = url.replace(f":{postgres_server.port}/", f":{free_port()}/")
@@ -184,5 +189,6 @@ def test_a_postgresql_install_is_checked_through_its_server(install, postgres_se
     report = json.loads(result.stdout)
     assert result.returncode == 1
     assert any(
-        problem.startswith("database: postgresql://") and "cannot connect" in problem for problem in problems(report)
+        problem.startswith("database: [storage] url postgresql://") and "cannot connect" in problem
+        for problem in problems(report)
     )

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg import postgres
 from psycopg.adapt import Dumper
+from psycopg.conninfo import make_conninfo
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
@@ -161,9 +162,11 @@ def _configure(raw: psycopg.Connection) -> None:
     raw.adapters.register_dumper(bool, _BoolAsInteger)
 
 
-def _open(url: str) -> psycopg.Connection:
+def _open(url: str, options: str = "") -> psycopg.Connection:
+    """`options`: server settings for the session, as libpq's `options` ("-c name=value")."""
+    conninfo = make_conninfo(url, options=options) if options else url
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        raw = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DatabaseUnavailable(f"[storage] url {describe(url)}: cannot connect: {reason}") from None
@@ -176,6 +179,11 @@ def connect(url: str) -> PostgresConnection:
     conn = PostgresConnection(_open(url))
     migrate(conn)
     return conn
+
+
+def connect_read_only(url: str) -> PostgresConnection:
+    """One connection in a read-only session, not migrated (`shortlink doctor`'s: it writes nothing)."""
+    return PostgresConnection(_open(url, "-c default_transaction_read_only=on"))
 
 
 def migrations() -> list[tuple[int, str, str]]:
