@@ -49,9 +49,9 @@ def freeze_startup_objects() -> None:
     The visitor classifier's and the click labeller's rule tables and the app itself
     are some 150,000 objects that live as long as the process. Under load a full
     collection ran several times a minute and stalled every request in flight for
-    about as long as a whole 99th-percentile redirect budget (see the README's
-    benchmarks). Frozen, a collection walks only what was made since. Run once the app's
-    start-up is done, in server processes only: a test process that froze would keep
+    about as long as a whole 99th-percentile redirect budget (see Storage in the README).
+    Frozen, a collection walks only what was made since. Run once the app's start-up is
+    done, in server processes only: a test process that froze would keep
     every app its earlier tests left behind."""
     gc.collect()
     gc.freeze()

@@ -31,7 +31,7 @@ READER_THREADS = 3
 WAL_SWITCH_RETRY_SECONDS = 0.02
 # Page cache of the writer. Rollup upserts touch pages all over their tables, more than
 # any cache holds on a big catalogue; the operating system's file cache serves those, and a
-# larger cache here only held memory (see the README's benchmarks).
+# larger cache here only held memory (docs/performance.md).
 CACHE_KIB = 16 * 1024
 # Page cache of each read-only connection. A reader's cache is emptied whenever another
 # connection has committed (every click batch, under load), so a large one only holds

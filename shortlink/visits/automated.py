@@ -66,6 +66,6 @@ def is_automated(user_agent: str) -> bool:
 
 
 def warm_up() -> None:
-    """Compile the rules now rather than on the first visitor (see the README for the cost)."""
+    """Compile the rules now rather than on the first visitor (docs/performance.md has the cost)."""
     _matomo_rules()
     _crawler_list()
