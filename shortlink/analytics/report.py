@@ -308,6 +308,28 @@ def _recent(conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Rang
     ]
 
 
+def _figures(
+    conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range, now: datetime, rollups: bool
+) -> tuple[dict[str, Any], _Period]:
+    """The AnalyticsFigures fields of one link or account, and its period's counts (an account's
+    report ranks its top links by them)."""
+    total, today, week, month = _fixed_windows(conn, scope, owner, now, rollups)
+    period = _Period(conn, scope, owner, span, rollups)
+    figures = {
+        "range": RangeOut(iso_ms(span.start_ms), iso_ms(span.end_ms)),
+        "total_clicks": total,
+        "clicks_today": today,
+        "clicks_this_week": week,
+        "clicks_this_month": month,
+        "clicks_in_period": period.clicks,
+        "unique_visitors": period.unique_visitors,
+        **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
+        "clicks_by_day": period.series,
+        "recent_clicks": _recent(conn, scope, owner, span),
+    }
+    return figures, period
+
+
 def link_analytics(
     conn: sqlite3.Connection, account_id: int, public_id: str, span: Range, now: datetime, rollups: bool = True
 ) -> LinkAnalytics:
@@ -316,8 +338,7 @@ def link_analytics(
         if link is None:
             raise NotFoundError("no link with this id in the account")
         owner = link["id"]
-        total, today, week, month = _fixed_windows(conn, store.LINK, owner, now, rollups)
-        period = _Period(conn, store.LINK, owner, span, rollups)
+        figures, _ = _figures(conn, store.LINK, owner, span, now, rollups)
         current_hour = to_ms(now) // HOUR_MS
         hourly = dict(
             store.hourly_clicks(
@@ -334,20 +355,11 @@ def link_analytics(
                 is_active=bool(link["is_active"]),
                 created_at=link["created_at"],
             ),
-            range=RangeOut(iso_ms(span.start_ms), iso_ms(span.end_ms)),
-            total_clicks=total,
-            clicks_today=today,
-            clicks_this_week=week,
-            clicks_this_month=month,
-            clicks_in_period=period.clicks,
-            unique_visitors=period.unique_visitors,
-            **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
-            clicks_by_day=period.series,
             clicks_by_hour=[
                 HourClicks(iso_ms(hour * HOUR_MS), hourly.get(hour, 0))
                 for hour in range(current_hour - 23, current_hour + 1)
             ],
-            recent_clicks=_recent(conn, store.LINK, owner, span),
+            **figures,
         )
 
 
@@ -403,22 +415,7 @@ def account_analytics(
     conn: sqlite3.Connection, account_id: int, span: Range, now: datetime, rollups: bool = True
 ) -> AccountAnalytics:
     with store.snapshot(conn):
-        total, today, week, month = _fixed_windows(conn, store.ACCOUNT, account_id, now, rollups)
-        period = _Period(conn, store.ACCOUNT, account_id, span, rollups)
+        figures, period = _figures(conn, store.ACCOUNT, account_id, span, now, rollups)
         urls, active = store.link_counts(conn, account_id, to_iso(now))
         top_urls = _top_urls(conn, _clicks_of_top_links(conn, account_id, period))
-        return AccountAnalytics(
-            range=RangeOut(iso_ms(span.start_ms), iso_ms(span.end_ms)),
-            total_clicks=total,
-            clicks_today=today,
-            clicks_this_week=week,
-            clicks_this_month=month,
-            clicks_in_period=period.clicks,
-            unique_visitors=period.unique_visitors,
-            **{f"{name}_breakdown": period.breakdown(name) for name in DIMENSIONS},
-            clicks_by_day=period.series,
-            recent_clicks=_recent(conn, store.ACCOUNT, account_id, span),
-            total_urls=urls,
-            active_urls=active,
-            top_urls=top_urls,
-        )
+        return AccountAnalytics(total_urls=urls, active_urls=active, top_urls=top_urls, **figures)
