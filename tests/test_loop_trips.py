@@ -8,8 +8,10 @@ import asyncio
 
 from litestar.testing import TestClient
 
+from tests.asgi import call_app, http_scope
 from tests.conftest import bearer
 from tests.dashboard import as_browser, csrf_of, signed_in
+from tests.visitors import DESKTOP, make_link
 
 
 def loop_trips(client: TestClient, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> tuple:
@@ -18,7 +20,7 @@ def loop_trips(client: TestClient, method: str, path: str, headers: dict[str, st
 
     async def call() -> tuple[int, int]:
         loop = asyncio.get_running_loop()
-        trips, answered, sent = 0, False, []
+        trips, answered = 0, False
 
         def tick() -> None:
             nonlocal trips
@@ -26,33 +28,12 @@ def loop_trips(client: TestClient, method: str, path: str, headers: dict[str, st
                 trips += 1
                 loop.call_soon(tick)
 
-        async def receive() -> dict:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "scheme": "https",
-            "server": ("testserver.local", 443),
-            "client": ("127.0.0.1", 50000),
-            "method": method,
-            "root_path": "",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "headers": [
-                (name.encode(), value.encode()) for name, value in {"host": "testserver.local", **headers}.items()
-            ],
-            "state": {},
-        }
+        named = {"host": "testserver.local", **headers}
+        raw_headers = [(name.encode(), value.encode()) for name, value in named.items()]
         loop.call_soon(tick)
-        await client.app(scope, receive, send)
+        status, _headers, _body = await call_app(client.app, http_scope(method, path, raw_headers), body)
         answered = True
-        return sent[0]["status"], trips
+        return status, trips
 
     return client.blocking_portal.call(call)
 
@@ -60,6 +41,15 @@ def loop_trips(client: TestClient, method: str, path: str, headers: dict[str, st
 def test_me_is_answered_without_yielding(client, api_key):
     status, trips = loop_trips(client, "GET", "/api/v1/me", bearer(api_key))
     assert (status, trips) == (200, 0)
+
+
+def test_a_cached_link_is_redirected_without_yielding_and_an_uncached_one_waits_one_turn(client, auth):
+    """A miss waits for the end of the loop's turn, where it is read with the turn's other
+    misses (visits.loader); a cached link never waits."""
+    make_link(client, auth, customCode="turns")
+    status, trips = loop_trips(client, "GET", "/l/turns", {"user-agent": DESKTOP})
+    assert (status, trips) == (302, 2)  # the turn that reads it, then the one that answers
+    assert loop_trips(client, "GET", "/l/turns", {"user-agent": DESKTOP}) == (302, 0)
 
 
 def test_a_signed_in_dashboard_post_is_answered_without_yielding(make_client, conn):

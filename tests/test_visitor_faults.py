@@ -10,6 +10,7 @@ from litestar.testing import TestClient
 
 from shortlink import accounts
 from shortlink.visits import passwords
+from tests.asgi import call_app, http_scope
 from tests.conftest import bearer
 from tests.visitors import (
     ANDROID_CHROME,
@@ -28,40 +29,10 @@ PEER = "203.0.113.9"
 def asgi_request(
     client: TestClient, method: str, path: str, headers: list[tuple[bytes, bytes]], body: bytes = b""
 ) -> tuple[int, dict[bytes, bytes], bytes]:
-    """One request to the running app exactly as an ASGI server hands it over: header
-    values as raw bytes (the test client re-encodes them as UTF-8), the peer PEER."""
-
-    async def call() -> tuple[int, dict[bytes, bytes], bytes]:
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": method,
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "root_path": "",
-            "query_string": b"",
-            "headers": headers,
-            "client": (PEER, 50000),
-            "server": ("127.0.0.1", 8811),
-            "state": {},
-        }
-        sent: list[dict] = []
-
-        async def receive() -> dict:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        await client.app(scope, receive, send)
-        start = next(message for message in sent if message["type"] == "http.response.start")
-        content = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
-        return start["status"], dict(start["headers"]), content
-
+    """One request to the running app exactly as an ASGI server hands it over, from PEER."""
+    scope = http_scope(method, path, headers, client=(PEER, 50000), server=("127.0.0.1", 8811), scheme="http")
     with client.portal() as portal:
-        return portal.call(call)
+        return portal.call(call_app, client.app, scope, body)
 
 
 @pytest.fixture

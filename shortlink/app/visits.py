@@ -1,8 +1,9 @@
 """A visit of `/l/<code>`: resolve → decide → respond → track, for GET, HEAD and POST.
 
-- resolve: the link from the in-memory cache, or one indexed point read on a reader
-  connection (no thread hop, never behind a click batch); a custom domain shows only
-  its own account's links.
+- resolve: the link from the in-memory cache, or on a miss from one indexed read shared
+  by every miss of the same turn of the event loop (`visits.loader`: on the loop's own
+  read connection, no thread hop, never behind a click batch); a custom domain shows
+  only its own account's links.
 - decide: closed (paused, expired), password, bot, and the visitor's class.
 - respond: `visits.respond` builds the redirect or page as plain data.
 - track: the click goes to the in-memory recorder queue; the writer stores it later.
@@ -20,11 +21,11 @@ from shortlink.links.rules import verify_password
 from shortlink.network import Network, address_of
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
-from shortlink.storage import links as link_store
 from shortlink.visits import passwords, respond
-from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
+from shortlink.visits.cache import LinkCache, VisitTarget
 from shortlink.visits.classify import Visitor, classify
 from shortlink.visits.click import Click
+from shortlink.visits.loader import LinkLoader
 from shortlink.visits.recorder import ClickRecorder
 
 
@@ -81,25 +82,24 @@ class Visits:
         trusted_proxies: Sequence[Network],
         cookie_secret: Callable[[], bytes],
     ):
-        self.db, self.hosts, self.cache, self.recorder = db, hosts, cache, recorder
+        self.hosts, self.cache, self.recorder = hosts, cache, recorder
+        self.loader = LinkLoader(db, cache)
         self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
         self._cookie_secret = cookie_secret
 
     # resolve
 
-    def resolve(self, code: str, host: str) -> VisitTarget | None:
+    async def resolve(self, code: str, host: str) -> VisitTarget | None:
         target = self.cache.get(code)
         if target is ...:  # not cached: the only database read of the visitor path
-            row = self.db.read_now(link_store.visit_target_row, code)
-            target = None if row is None else target_from_row(row)
-            self.cache.put(code, target)
+            target = await self.loader.load(code)
         if target is not None and not self.hosts.serves(target.account_id, host):
             return None  # a custom domain shows only its own account's links
         return target
 
-    def _open(self, code: str, request: VisitRequest) -> respond.Reply | tuple[VisitTarget, Visitor]:
+    async def _open(self, code: str, request: VisitRequest) -> respond.Reply | tuple[VisitTarget, Visitor]:
         """The reply for an unknown or closed link, else the link and who visits it."""
-        target = self.resolve(code, request.host)
+        target = await self.resolve(code, request.host)
         if target is None:
             return respond.not_found()
         closed = respond.unavailable(target, time.time())
@@ -109,10 +109,11 @@ class Visits:
 
     # GET and HEAD
 
-    def visit(self, code: str, request: VisitRequest, *, head: bool = False) -> respond.Reply:
-        """HEAD is answered like GET and never counted. No await: a cached link costs no
-        database work at all, an uncached one a point read."""
-        opened = self._open(code, request)
+    async def visit(self, code: str, request: VisitRequest, *, head: bool = False) -> respond.Reply:
+        """HEAD is answered like GET and never counted. A cached link costs no database
+        work and never yields to the event loop; an uncached one waits for the end of
+        this turn of the loop, when it is read with the turn's other misses."""
+        opened = await self._open(code, request)
         if isinstance(opened, respond.Reply):
             return opened
         target, visitor = opened
@@ -128,7 +129,7 @@ class Visits:
     async def unlock(
         self, code: str, request: VisitRequest, read_password: Callable[[], Awaitable[str]]
     ) -> tuple[respond.Reply, RememberCookie | None]:
-        opened = self._open(code, request)
+        opened = await self._open(code, request)
         if isinstance(opened, respond.Reply):
             return opened, None
         target, visitor = opened

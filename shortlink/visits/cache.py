@@ -39,7 +39,7 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
 
 
 def target_from_row(row: Sequence) -> VisitTarget:
-    """The entry for a row of `storage.links.visit_target_row` (its columns in field order)."""
+    """The entry for a row of `storage.links.visit_target_rows` (its columns in field order)."""
     link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = row
     return VisitTarget(
         link_id,
@@ -62,7 +62,7 @@ class LinkCache:
     entries leave first, so hot links stay whatever the size of the catalogue.
 
     Bounded in bytes, not entries: the server's memory stays the same whether its
-    links have short or long URLs. A miss costs one indexed point read."""
+    links have short or long URLs. Misses are read by `visits.loader.LinkLoader`."""
 
     def __init__(self, max_bytes: int = MAX_BYTES):
         self.max_bytes = max_bytes

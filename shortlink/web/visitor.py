@@ -96,7 +96,7 @@ def visitor_handlers(visits: Visits, country_header: str, https: bool) -> list:
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
     async def visit(request: Request, code: FromPath[str]) -> Answer:
         head = request.scope["method"] == "HEAD"
-        return Answer(visits.visit(code, read_request(request.scope, header), head=head), head=head)
+        return Answer(await visits.visit(code, read_request(request.scope, header), head=head), head=head)
 
     @post("/l/{code:str}", include_in_schema=False, status_code=200)
     async def unlock(request: Request, code: FromPath[str]) -> Answer:

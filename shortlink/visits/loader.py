@@ -1,0 +1,52 @@
+"""Links the cache does not hold, read together: every miss of one turn of the event loop
+in one query, at the end of that turn.
+
+Under load a turn of the loop starts many visits. Read one by one, each miss ran SQLite's
+code and its system calls between two requests, and the rest of every request then ran
+slower for the CPU caches it had emptied. Read together, SQLite runs once per turn.
+A cached link never waits here (see `app.visits.Visits.resolve`); a miss waits one turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from shortlink.storage import Database
+from shortlink.storage import links as link_store
+from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
+
+
+class LinkLoader:
+    def __init__(self, db: Database, cache: LinkCache):
+        self.db, self.cache = db, cache
+        # code → one future per waiting visit: a visit cancelled while it waits cancels
+        # only its own future, never another visit's.
+        self._waiting: dict[str, list[asyncio.Future[VisitTarget | None]]] = {}
+
+    async def load(self, code: str) -> VisitTarget | None:
+        """The link with this code (None: there is none), read with the other misses of
+        this turn of the loop, and kept in the cache."""
+        loop = asyncio.get_running_loop()
+        if not self._waiting:
+            loop.call_soon(self._read_waiting)
+        future: asyncio.Future[VisitTarget | None] = loop.create_future()
+        self._waiting.setdefault(code, []).append(future)
+        return await future
+
+    def _read_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        try:
+            rows = self.db.read_now(link_store.visit_target_rows, list(waiting))
+        except Exception as error:  # each visit fails as a lone read's would
+            for futures in waiting.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(error)
+            return
+        found = {row[3]: target_from_row(row) for row in rows}  # row[3]: the code
+        for code, futures in waiting.items():
+            target = found.get(code)
+            self.cache.put(code, target)
+            for future in futures:
+                if not future.done():
+                    future.set_result(target)
