@@ -12,6 +12,9 @@ the loop that serves the redirects. Per-row statements or Python work on the
 database thread made the writer fall behind (measured): a thread releases and
 re-takes the GIL around every SQLite call, and each re-take waits for the
 busy event loop.
+
+On SQLite those statements run inside one statement of their own, a trigger's body
+(`_sqlite_batch_writer`), which is the whole transaction; see there for why.
 """
 
 from __future__ import annotations
@@ -54,20 +57,20 @@ def encode_batch(clicks: list[StoredClick]) -> str:
     return msgspec.json.encode(clicks).decode()
 
 
-def _columns(conn: sqlite3.Connection, types: str, alias: str = "") -> str:
-    """The columns of JSON rows `[a, b, ...]`: `value ->> 0, ...`; on PostgreSQL cast to
-    the SQL types named in `types` (its ->> gives text), e.g. "bigint text integer"."""
-    prefix = f"{alias}." if alias else ""
-    if not on_postgres(conn):
-        return ", ".join(f"{prefix}value ->> {index}" for index in range(len(types.split())))
-    return ", ".join(f"({prefix}value ->> {index})::{kind}" for index, kind in enumerate(types.split()))
+def _columns(postgres: bool, types: str) -> str:
+    """The columns of JSON rows `j`, each `[a, b, ...]`: `j.value ->> 0, ...`; on PostgreSQL
+    cast to the SQL types named in `types` (its ->> gives text), e.g. "bigint text integer"."""
+    if not postgres:
+        return ", ".join(f"j.value ->> {index}" for index in range(len(types.split())))
+    return ", ".join(f"(j.value ->> {index})::{kind}" for index, kind in enumerate(types.split()))
 
 
-def _json_rows(conn: sqlite3.Connection, alias: str = "j") -> str:
-    """The rows of a JSON array parameter, as `alias.value`, numbered by `alias.key`."""
-    if on_postgres(conn):
-        return f"json_array_elements(?::json) WITH ORDINALITY AS {alias}(value, key)"
-    return f"json_each(?) AS {alias}"
+def _json_rows(postgres: bool, source: str = "?") -> str:
+    """The rows of a JSON array (`source`: a parameter by default), as `j.value`, numbered
+    by `j.key`."""
+    if postgres:
+        return f"json_array_elements({source}::json) WITH ORDINALITY AS j(value, key)"
+    return f"json_each({source}) AS j"
 
 
 def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
@@ -80,108 +83,145 @@ def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -
         ).rowcount
 
 
-# StoredClick's fields as SQL types, for `_load_batch`.
+# StoredClick's fields as SQL types, for `_batch_columns`.
 _STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer"
+# The message of the abort that a batch with clicks of a deleted link ends in, on SQLite.
+_DELETED_LINKS = "a link of the click batch was deleted"
 
 
-def _load_batch(conn: sqlite3.Connection, batch: str) -> tuple[str, tuple]:
-    """Make the batch (`encode_batch`) readable as a table `b` with StoredClick's columns:
-    (the WITH clause that names it, the parameters that clause takes).
-
-    SQLite parses the JSON once, into a temporary table of this connection; PostgreSQL
-    reads the parameter in each statement (its JSON parsing is cheap, and a temporary
-    table there would be a catalogue change per connection)."""
-    columns = zip(_columns(conn, _STORED_TYPES, "j").split(", "), StoredClick._fields, strict=True)
-    selected = ", ".join(f"{value} AS {name}" for value, name in columns)
-    if on_postgres(conn):
-        return f"WITH b AS MATERIALIZED (SELECT {selected}, j.key AS position FROM {_json_rows(conn)})", (batch,)
-    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS batch_clicks ({', '.join(StoredClick._fields)}, position)")
-    conn.execute("DELETE FROM temp.batch_clicks")
-    conn.execute(f"INSERT INTO temp.batch_clicks SELECT {selected}, j.key FROM {_json_rows(conn)}", (batch,))
-    return "WITH b AS (SELECT * FROM temp.batch_clicks)", ()
+def _batch_columns(postgres: bool) -> str:
+    """The select list that reads a batch's JSON rows `j` as StoredClick's columns, and its
+    `position` in the batch."""
+    columns = zip(_columns(postgres, _STORED_TYPES).split(", "), StoredClick._fields, strict=True)
+    return ", ".join(f"{value} AS {name}" for value, name in columns) + ", j.key AS position"
 
 
-def _add_dimension_counts(conn: sqlite3.Connection, with_batch: str, parameters: tuple, table: str, owner: str) -> None:
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _dimension_counts(b: str, table: str, owner: str) -> str:
     """Add the batch's human clicks to `table` (link_dimensions or account_dimensions) per
     (owner, dimension, day, label), `owner` being its link_id or account_id, for each of
-    DIMENSIONS (coded 1, 2, ...) but its unstored label; in key order (see write_batch)."""
+    DIMENSIONS (coded 1, 2, ...) but its unstored label; in key order (see `_counting`)."""
     key = f"{owner}, dimension, day, value"
     account = ", min(account_id) AS account_id" if owner == "link_id" else ""
     counts = " UNION ALL ".join(
-        f"SELECT {owner}, {code} AS dimension, day, {name} AS value{account}, count(*) AS clicks FROM b"
-        f" WHERE is_bot = 0 AND {name} <> ? GROUP BY {owner}, day, {name}"
-        for code, name in enumerate(DIMENSIONS, start=1)
+        f"SELECT {owner}, {code} AS dimension, day, {name} AS value{account}, count(*) AS clicks FROM {b}"
+        f" WHERE is_bot = 0 AND {name} <> {_literal(unstored)} GROUP BY {owner}, day, {name}"
+        for code, (name, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1)
     )
     columns = f"{key}, account_id, clicks" if account else f"{key}, clicks"
-    conn.execute(
-        f"{with_batch} INSERT INTO {table} ({columns}) SELECT {columns} FROM ({counts}) AS d"
-        f" WHERE true ORDER BY {key} ON CONFLICT ({key}) DO UPDATE SET clicks = {table}.clicks + excluded.clicks",
-        (*parameters, *UNSTORED),
+    return (
+        f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ({counts}) AS d"
+        f" WHERE true ORDER BY {key} ON CONFLICT ({key}) DO UPDATE SET clicks = {table}.clicks + excluded.clicks"
     )
+
+
+def _counting(b: str) -> list[str]:
+    """The statements that store a batch whose links all exist, read from `b` (a FROM item
+    named b with StoredClick's columns): raw rows, link counters and every rollup, each
+    aggregated in SQL."""
+    return [
+        # Each distinct user agent is stored once; a click refers to it by number.
+        f"INSERT INTO user_agents (text, device, browser, os)"
+        f" SELECT user_agent, min(device), min(browser), min(os) FROM {b} WHERE true GROUP BY user_agent"
+        " ON CONFLICT (text) DO NOTHING",
+        "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
+        " SELECT b.link_id, b.account_id, b.ts, u.id, b.country, b.referrer, b.campaign, b.visitor, b.is_bot"
+        f" FROM {b} JOIN user_agents AS u ON u.text = b.user_agent ORDER BY b.position",
+        "UPDATE links SET click_count = click_count + n.clicks"
+        f" FROM (SELECT link_id, count(*) AS clicks FROM {b} GROUP BY link_id) AS n WHERE links.id = n.link_id",
+        # GROUP BY hands the rows over in key order, so that SQLite inserts along each
+        # B-tree instead of all over it: cheaper for the many small rows of sparse links.
+        "INSERT INTO link_days (link_id, day, account_id, clicks)"
+        f" SELECT link_id, day, min(account_id), count(*) FROM {b} WHERE is_bot = 0 GROUP BY link_id, day"
+        " ON CONFLICT (link_id, day) DO UPDATE SET clicks = link_days.clicks + excluded.clicks",
+        "INSERT INTO account_days (account_id, day, clicks)"
+        f" SELECT account_id, day, count(*) FROM {b} WHERE is_bot = 0 GROUP BY account_id, day"
+        " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
+        _dimension_counts(b, "link_dimensions", "link_id"),
+        _dimension_counts(b, "account_dimensions", "account_id"),
+        # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
+        "INSERT INTO link_visitors (link_id, day, visitor, account_id)"
+        f" SELECT link_id, day, visitor, min(account_id) FROM {b} WHERE is_bot = 0"
+        " GROUP BY link_id, day, visitor ON CONFLICT DO NOTHING",
+    ]
 
 
 def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
     """Store a batch (`encode_batch`) in one transaction: raw rows, link counters and every
     rollup, aggregated here in SQL. If some of its links were deleted meanwhile, store
     nothing and return their ids (the caller drops their clicks and retries)."""
+    if on_postgres(conn):
+        return _write_batch_postgres(conn, batch)
+    for statement in _SQLITE_BATCH_WRITER:
+        conn.execute(statement)
+    try:
+        conn.execute("INSERT INTO click_batches (batch) VALUES (?)", (batch,))
+    except sqlite3.IntegrityError as error:
+        if str(error) != _DELETED_LINKS:
+            raise
+        return _deleted_links(conn, batch)
+    return set()
+
+
+def _deleted_links(conn: sqlite3.Connection, batch: str) -> set[int]:
+    link_id = _columns(on_postgres(conn), "bigint")
+    rows = conn.execute(
+        f"SELECT DISTINCT {link_id} FROM {_json_rows(on_postgres(conn))} WHERE {link_id} NOT IN (SELECT id FROM links)",
+        (batch,),
+    )
+    return {row[0] for row in rows}
+
+
+def _sqlite_batch_writer() -> tuple[str, ...]:
+    """The writer connection's temporary objects that store a batch in one statement,
+    `INSERT INTO click_batches (batch) VALUES (?)`: its trigger runs every statement.
+
+    One statement outside BEGIN is its own transaction, and SQLite then writes no
+    statement journal: within BEGIN, each upsert first copies every page it changes to a
+    temporary file, so that it alone can be undone (docs/performance.md)."""
+    fields = ", ".join(StoredClick._fields)
+    # A trigger cannot read a parameter or a temporary table by its schema name: the batch
+    # comes in as NEW.batch, and batch_clicks is the temporary table.
+    read = f"SELECT {_batch_columns(False)} FROM {_json_rows(False, source='NEW.batch')}"
+    body = [
+        "DELETE FROM batch_clicks",
+        f"INSERT INTO batch_clicks {read}",
+        f"SELECT RAISE(ABORT, {_literal(_DELETED_LINKS)})"
+        " WHERE EXISTS (SELECT 1 FROM batch_clicks WHERE link_id NOT IN (SELECT id FROM links))",
+        *_counting("batch_clicks AS b"),
+    ]
+    return (
+        # A trigger is compiled against the schema this connection last read, and an object
+        # another connection renamed or dropped meanwhile fails the compile until something
+        # reads the schema again: this read does, before every batch.
+        "SELECT 1 FROM sqlite_schema LIMIT 0",
+        f"CREATE TEMP TABLE IF NOT EXISTS batch_clicks ({fields}, position)",
+        "CREATE TEMP VIEW IF NOT EXISTS click_batches (batch) AS SELECT NULL",
+        "CREATE TEMP TRIGGER IF NOT EXISTS write_click_batch INSTEAD OF INSERT ON click_batches BEGIN "
+        + "; ".join(body)
+        + "; END",
+    )
+
+
+_SQLITE_BATCH_WRITER = _sqlite_batch_writer()
+
+
+def _write_batch_postgres(conn: sqlite3.Connection, batch: str) -> set[int]:
+    """The same statements, each reading the batch parameter (PostgreSQL parses JSON
+    cheaply, and a temporary table there would be a catalogue change per connection)."""
     with transaction(conn):
-        if on_postgres(conn):
-            # Batches of every process one at a time: their rollup upserts would otherwise
-            # lock rows in orders that deadlock each other.
-            conn.execute("SELECT pg_advisory_xact_lock(?)", (CLICK_BATCH_LOCK,))
-            batch = _without_nul(batch)
-        with_batch, batch_parameters = _load_batch(conn, batch)
-        missing = {
-            row[0]
-            for row in conn.execute(
-                f"{with_batch} SELECT DISTINCT link_id FROM b WHERE link_id NOT IN (SELECT id FROM links)",
-                batch_parameters,
-            )
-        }
-        if missing:
+        # Batches of every process one at a time: their rollup upserts would otherwise
+        # lock rows in orders that deadlock each other.
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (CLICK_BATCH_LOCK,))
+        batch = _without_nul(batch)
+        if missing := _deleted_links(conn, batch):
             return missing
-        # Each distinct user agent is stored once; a click refers to it by number.
-        conn.execute(
-            f"{with_batch} INSERT INTO user_agents (text, device, browser, os)"
-            " SELECT user_agent, min(device), min(browser), min(os) FROM b WHERE true GROUP BY user_agent"
-            " ON CONFLICT (text) DO NOTHING",
-            batch_parameters,
-        )
-        conn.execute(
-            f"{with_batch} INSERT INTO click_rows"
-            " (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
-            " SELECT b.link_id, b.account_id, b.ts, u.id, b.country, b.referrer, b.campaign, b.visitor, b.is_bot"
-            " FROM b JOIN user_agents AS u ON u.text = b.user_agent ORDER BY b.position",
-            batch_parameters,
-        )
-        conn.execute(
-            f"{with_batch} UPDATE links SET click_count = click_count + n.clicks"
-            " FROM (SELECT link_id, count(*) AS clicks FROM b GROUP BY link_id) AS n WHERE links.id = n.link_id",
-            batch_parameters,
-        )
-        # GROUP BY hands the rows over in key order, so that SQLite inserts along each
-        # B-tree instead of all over it: cheaper for the many small rows of sparse links.
-        conn.execute(
-            f"{with_batch} INSERT INTO link_days (link_id, day, account_id, clicks)"
-            " SELECT link_id, day, min(account_id), count(*) FROM b WHERE is_bot = 0 GROUP BY link_id, day"
-            " ON CONFLICT (link_id, day) DO UPDATE SET clicks = link_days.clicks + excluded.clicks",
-            batch_parameters,
-        )
-        conn.execute(
-            f"{with_batch} INSERT INTO account_days (account_id, day, clicks)"
-            " SELECT account_id, day, count(*) FROM b WHERE is_bot = 0 GROUP BY account_id, day"
-            " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
-            batch_parameters,
-        )
-        _add_dimension_counts(conn, with_batch, batch_parameters, "link_dimensions", "link_id")
-        _add_dimension_counts(conn, with_batch, batch_parameters, "account_dimensions", "account_id")
-        # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
-        conn.execute(
-            f"{with_batch} INSERT INTO link_visitors (link_id, day, visitor, account_id)"
-            " SELECT link_id, day, visitor, min(account_id) FROM b WHERE is_bot = 0"
-            " GROUP BY link_id, day, visitor ON CONFLICT DO NOTHING",
-            batch_parameters,
-        )
+        with_batch = f"WITH b AS MATERIALIZED (SELECT {_batch_columns(True)} FROM {_json_rows(True)})"
+        for statement in _counting("b"):
+            conn.execute(f"{with_batch} {statement}", (batch,))
     return set()
 
 
