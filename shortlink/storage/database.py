@@ -96,7 +96,8 @@ def connect_sqlite(path: str | Path) -> sqlite3.Connection:
 
     Autocommit mode: writes that must be atomic use `transaction()`, which takes
     the write lock up front (BEGIN IMMEDIATE) so the busy timeout applies instead
-    of a deadlock between two connections upgrading their read locks.
+    of a deadlock between two connections upgrading their read locks; or they are
+    one statement (a click batch), which takes it up front as well.
     """
     where = f"[storage] path (or --db) {str(path)!r}"
     if Path(path).is_dir():
