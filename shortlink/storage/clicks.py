@@ -124,7 +124,7 @@ def _counting(b: str) -> list[str]:
     aggregated in SQL."""
     return [
         # Each distinct user agent is stored once; a click refers to it by number.
-        f"INSERT INTO user_agents (text, device, browser, os)"
+        "INSERT INTO user_agents (text, device, browser, os)"
         f" SELECT user_agent, min(device), min(browser), min(os) FROM {b} WHERE true GROUP BY user_agent"
         " ON CONFLICT (text) DO NOTHING",
         "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
@@ -183,8 +183,8 @@ def _sqlite_batch_writer() -> tuple[str, ...]:
     statement journal: within BEGIN, each upsert first copies every page it changes to a
     temporary file, so that it alone can be undone (docs/performance.md)."""
     fields = ", ".join(StoredClick._fields)
-    # A trigger cannot read a parameter or a temporary table by its schema name: the batch
-    # comes in as NEW.batch, and batch_clicks is the temporary table.
+    # A trigger takes no parameters and may not name the schema of a table it writes: the
+    # batch comes in as NEW.batch, and batch_clicks is found as the temporary table.
     read = f"SELECT {_batch_columns(False)} FROM {_json_rows(False, source='NEW.batch')}"
     body = [
         "DELETE FROM batch_clicks",
