@@ -167,9 +167,10 @@ def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
 
 
 def _deleted_links(conn: sqlite3.Connection, batch: str) -> set[int]:
-    link_id = _columns(on_postgres(conn), "bigint")
+    postgres = on_postgres(conn)
+    link_id = _columns(postgres, "bigint")
     rows = conn.execute(
-        f"SELECT DISTINCT {link_id} FROM {_json_rows(on_postgres(conn))} WHERE {link_id} NOT IN (SELECT id FROM links)",
+        f"SELECT DISTINCT {link_id} FROM {_json_rows(postgres)} WHERE {link_id} NOT IN (SELECT id FROM links)",
         (batch,),
     )
     return {row[0] for row in rows}
