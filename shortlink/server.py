@@ -57,7 +57,7 @@ def tune_garbage_collection() -> None:
     Frozen (gc.freeze), a collection walks only what was made since.
 
     A young collection runs once the objects made exceed those freed by the threshold.
-    At CPython's 700, the objects of the visits waiting for a cache miss's read set one
+    At CPython 3.11's 700, the objects of the visits waiting for a cache miss's read set one
     off nearly every turn of the event loop: each freed nothing, and it reset the count
     that those visits' objects, freed a turn later, would have brought down again."""
     gc.collect()

@@ -35,6 +35,7 @@ def test_start_up_freezes_its_tables_and_spaces_out_young_collections(tmp_path):
     frozen_before, threshold_before, frozen_after, threshold_after = map(int, done.stdout.split())
     assert frozen_before == 0
     assert frozen_after > 100_000  # the rule tables and the app: some 150,000 objects
-    # Young collections no longer run on every turn of the loop that holds waiting visits.
-    assert threshold_before == 700
+    # Young collections no longer run on every turn of the loop that holds waiting visits
+    # (the interpreter's default is 700 on 3.11, 2,000 from 3.12).
+    assert threshold_before < YOUNG_COLLECTION_THRESHOLD
     assert threshold_after == YOUNG_COLLECTION_THRESHOLD
