@@ -8,8 +8,9 @@ Seeds N links through the same rule function every door uses (cached in --keep D
 for re-runs; each run works on a fresh copy), starts a real server process, then in alternating rounds at 32
 connections measures (a) one hot link and (b) a uniformly random link of the N per
 request (a wrk Lua script), so most requests miss the link cache. Then it visits
-every link once, sequentially, and reports the server's resident memory, and checks
-that every redirect answered was recorded as one click.
+every link once, in order, and reports the server's resident memory; then once more, to
+show whether memory keeps growing. Last, it checks that every redirect answered was
+recorded as one click.
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import clicks, free_port, fresh_copy, start_redis, wait_for_workers, wait_until_serving, wrk
+from bench.redirects import (
+    clicks,
+    free_port,
+    fresh_copy,
+    start_redis,
+    wait_for_workers,
+    wait_until_serving,
+    wrk,
+    wrk_command,
+    wrk_results,
+)
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
@@ -35,6 +46,8 @@ from shortlink.storage import connect
 CONNECTIONS = 32
 # Long enough for the click writer (a batch every 100 ms) to write what is queued.
 FLUSH_WAIT_SECONDS = 1.0
+# A bound on one walk over the catalogue, which ends as soon as every link is answered.
+WALK_LIMIT_SECONDS = 3600
 
 
 def code(number: int) -> str:
@@ -86,17 +99,34 @@ def random_links_script(directory: Path, count: int) -> Path:
     return path
 
 
-def every_link_script(directory: Path, count: int) -> Path:
-    # wrk -t1 runs one Lua state for all its connections: one counter walks every link.
-    path = directory / "every.lua"
-    path.write_text(
-        "local n = -1\n"
+def walk_every_link(base: str, work: Path, count: int) -> dict:
+    """Visit every link once, in order (wrk -t1 runs one Lua state for all its connections:
+    one counter walks every link). wrk has no request-count mode: its script marks a file
+    when the last answer is in, and an interrupt makes it stop and report."""
+    walked = work / "walked"
+    walked.unlink(missing_ok=True)
+    script = work / "every.lua"
+    script.write_text(
+        "local n, answered = -1, 0\n"
         "request = function()\n"
         "  n = n + 1\n"
         f'  return wrk.format("GET", string.format("/l/c%07d", n % {count}))\n'
         "end\n"
+        "response = function()\n"
+        "  answered = answered + 1\n"
+        f"  if answered == {count} then io.open('{walked}', 'w'):close() end\n"
+        "end\n"
     )
-    return path
+    process = subprocess.Popen(
+        wrk_command(base, WALK_LIMIT_SECONDS, CONNECTIONS, script), stdout=subprocess.PIPE, text=True
+    )
+    while not walked.exists() and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate()
+    if not walked.exists():
+        raise RuntimeError(f"wrk stopped before answering {count:,} requests:\n{out}")
+    return wrk_results(out)
 
 
 def rss_kib(pid: int) -> int:
@@ -160,11 +190,11 @@ def main() -> int:
             spread = wrk(base + "/", args.seconds, CONNECTIONS, random_script)
             answered += hot["requests"] + spread["requests"]
             rounds.append((hot, spread))
-        # Long enough to reach every link at a few thousand requests per second.
-        walk_seconds = max(args.seconds, args.links // 2500)
-        walk = wrk(base + "/", walk_seconds, CONNECTIONS, every_link_script(work, args.links))
-        answered += walk["requests"]
-        rss = largest_worker_rss_kib(server.pid)
+        walks = []
+        for _ in range(2):  # the second shows whether memory keeps growing
+            walks.append(walk_every_link(base + "/", work, args.links))
+            answered += walks[-1]["requests"]
+            walks[-1]["rss"] = largest_worker_rss_kib(server.pid)
         time.sleep(FLUSH_WAIT_SECONDS)
         recorded = clicks(db) - before
     finally:
@@ -191,11 +221,12 @@ def main() -> int:
         f"median: hot {hot_rps:.0f} req/s, uniform {spread_rps:.0f} req/s, ratio {spread_rps / hot_rps:.1%} "
         f"(target >= 60%; median of the rounds' ratios {paired:.1%}), uniform p99 {spread_p99:.2f} ms (target < 15 ms)"
     )
-    print(
-        f"after a walk over the catalogue ({walk['requests']:,} requests, {walk['rps']:.0f} req/s): "
-        f"server RSS {rss / 1024:.0f} MiB (target < 300 MiB)"
-    )
-    in_flight = (2 * args.rounds + 2) * CONNECTIONS
+    for number, walk in enumerate(walks, start=1):
+        print(
+            f"after walk {number} over every link ({walk['requests']:,} requests, {walk['rps']:.0f} req/s): "
+            f"server RSS {walk['rss'] / 1024:.0f} MiB (target < 300 MB = {300e6 / 2**20:.0f} MiB)"
+        )
+    in_flight = (2 * args.rounds + 3) * CONNECTIONS
     print(f"{answered:,} redirects answered, {recorded:,} clicks recorded (wrk drops up to {in_flight} in flight)")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

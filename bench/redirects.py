@@ -47,11 +47,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wrk(url: str, seconds: int, connections: int, script: Path | None = None) -> dict:
+def wrk_command(url: str, seconds: int, connections: int, script: Path | None = None) -> list[str]:
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-H", f"User-Agent: {DESKTOP_UA}", url]
     if script is not None:
         command[1:1] = ["-s", str(script)]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return command
+
+
+def wrk(url: str, seconds: int, connections: int, script: Path | None = None) -> dict:
+    out = subprocess.run(wrk_command(url, seconds, connections, script), capture_output=True, text=True, check=True)
+    return wrk_results(out.stdout)
+
+
+def wrk_results(out: str) -> dict:
+    """Throughput, requests answered and latency percentiles from wrk's --latency report."""
 
     def latency(label: str) -> float:
         match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)

@@ -13,13 +13,14 @@ import logging
 import math
 import time
 from collections.abc import Callable, Hashable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from shortlink.errors import UnavailableError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 log = logging.getLogger("shortlink.ratelimit")
 
@@ -164,6 +165,9 @@ class RedisLimiter:
     def __init__(
         self, client: Redis, name: str, per_minute: int, secret: Callable[[], bytes], period_seconds: float = 60.0
     ):
+        from redis.exceptions import RedisError  # only with a Redis: see sharedstate
+
+        self._redis_errors = RedisError
         self.capacity = per_minute
         self.rate = per_minute / period_seconds
         self.name = name
@@ -177,7 +181,7 @@ class RedisLimiter:
     async def _run(self, key: Hashable, cost: int) -> tuple[bool, float]:
         try:
             taken, tokens = await self._script(keys=[self._redis_key(key)], args=[self.capacity, self.rate, cost])
-        except RedisError as exc:
+        except self._redis_errors as exc:
             log.warning("rate limiter %s: Redis did not answer: %s", self.name, exc)
             raise UnavailableError("The rate limiter is unavailable; try again shortly") from None
         return bool(taken), float(tokens)

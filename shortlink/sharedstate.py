@@ -1,19 +1,26 @@
-"""The Redis that server processes share when there is more than one ([redis] url)."""
+"""The Redis that server processes share when there is more than one ([redis] url).
+
+The Redis client is imported only when a URL is configured: one process on its own never
+loads it (it weighs some megabytes of the server's memory).
+"""
 
 from __future__ import annotations
 
 import contextlib
-
-import redis
-from redis.asyncio import Redis
+from typing import TYPE_CHECKING
 
 from shortlink.config import ConfigError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 CONNECT_TIMEOUT_SECONDS = 2.0
 
 
 def check_redis(url: str) -> None:
     """A wrong or unreachable URL stops start-up with one line naming the key."""
+    import redis
+
     try:
         with contextlib.closing(redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)) as probe:
             probe.ping()
@@ -23,6 +30,8 @@ def check_redis(url: str) -> None:
 
 def open_redis(url: str) -> Redis:
     """A client for `url`, once it has answered."""
+    from redis.asyncio import Redis
+
     check_redis(url)
     return Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS, socket_keepalive=True)
 

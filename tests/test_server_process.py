@@ -23,19 +23,40 @@ with TestClient(app) as client:
 """
 
 
+def run_server(script: str, tmp_path) -> list[str]:
+    """What `script` prints, run in a process of its own on a new database: the words of it."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "s.db")], capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout.split()
+
+
 def test_start_up_freezes_its_tables_and_spaces_out_young_collections(tmp_path):
     # A full collection used to walk them on every run, stalling all requests in flight.
-    done = subprocess.run(
-        [sys.executable, "-c", START_AND_REPORT, str(tmp_path / "s.db")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    frozen_before, threshold_before, frozen_after, threshold_after = map(int, done.stdout.split())
+    frozen_before, threshold_before, frozen_after, threshold_after = map(int, run_server(START_AND_REPORT, tmp_path))
     assert frozen_before == 0
     assert frozen_after > 100_000  # the rule tables and the app: some 150,000 objects
     # Young collections no longer run on every turn of the loop that holds waiting visits
     # (the interpreter's default is 700 on 3.11, 2,000 from 3.12).
     assert threshold_before < YOUNG_COLLECTION_THRESHOLD
     assert threshold_after == YOUNG_COLLECTION_THRESHOLD
+
+
+SERVE_AND_LIST_MODULES = """
+import sys
+from litestar.testing import TestClient
+from shortlink.config import load_config
+from shortlink.server import build_server
+from shortlink.web.app import create_app
+
+config = load_config(storage_path=sys.argv[1], fetcher_enabled=False)
+with TestClient(build_server(config, create_app(config)).config.app) as client:
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/l/nothing", follow_redirects=False).status_code == 404
+    print(*sorted(name for name in sys.modules if name.split(".")[0] in ("redis", "psycopg")))
+"""
+
+
+def test_a_server_without_redis_or_postgresql_never_loads_their_clients(tmp_path):
+    # Each weighs megabytes of the server's memory (README: Benchmarks, memory).
+    assert run_server(SERVE_AND_LIST_MODULES, tmp_path) == []

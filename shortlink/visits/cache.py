@@ -16,8 +16,10 @@ import msgspec
 from shortlink.links.platforms import Platform
 from shortlink.times import from_iso
 
-# What the cache may hold: some 80,000 links with URLs of a typical length, fewer with long ones.
-MAX_BYTES = 48 * 2**20
+# What the cache may hold: some 55,000 links with URLs of a typical length, fewer with long ones.
+# Under a Zipf-like spread an LRU's hit rate grows with the log of its size, and under a
+# uniform one it is small at any size that fits the server's memory (docs/performance.md).
+MAX_BYTES = 32 * 2**20
 # Memory of an entry beyond its texts: the struct, its numbers, the string headers, the ordered
 # dict's slot and list node (tracemalloc on CPython 3.11; tests/test_link_cache.py checks it).
 ENTRY_OVERHEAD = 480
