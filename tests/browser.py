@@ -3,8 +3,11 @@ a live server with a dashboard account, phone contexts, and the JSON API of a li
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.server
 import json
+import ssl
 import threading
 import time
 import urllib.request
@@ -12,13 +15,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
 from shortlink import signin
 from shortlink.storage import connect
 from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-VIDEO = "http://www.youtube.com/watch?v=dQw4w9WgXcQ"
+VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+# The stand-in destination's certificate. Chromium sends www.youtube.com to HTTPS whatever
+# the link says (the name is on its HSTS preload list), so the stand-in must speak it.
+DESTINATION_CERTIFICATE = trustme.CA().issue_cert("www.youtube.com")
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 900}
 
@@ -40,8 +50,11 @@ class FakeYouTube(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def destination_site() -> Iterator[int]:
-    """The stand-in destination on a free port of 127.0.0.1; yields the port."""
+    """The stand-in destination, over HTTPS on a free port of 127.0.0.1; yields the port."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    DESTINATION_CERTIFICATE.configure_cert(tls)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server.server_address[1]
@@ -52,7 +65,7 @@ def destination_site() -> Iterator[int]:
 @contextmanager
 def chromium(destination_port: int):
     """Debian's Chromium (installed when missing), headless, sending www.youtube.com to the
-    stand-in destination."""
+    stand-in destination and accepting its certificate (that one key only)."""
     from playwright.sync_api import sync_playwright
 
     executable = find_or_install("chromium", "chromium", "browser tests")
@@ -62,11 +75,19 @@ def chromium(destination_port: int):
             args=[
                 "--no-sandbox",
                 f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
-                "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+                f"--ignore-certificate-errors-spki-list={_public_key_hash(DESTINATION_CERTIFICATE)}",
             ],
         )
         yield launched
         launched.close()
+
+
+def _public_key_hash(certificate: trustme.LeafCert) -> str:
+    """What Chromium's --ignore-certificate-errors-spki-list takes: the base64 SHA-256 of
+    the certificate's public key."""
+    leaf = x509.load_pem_x509_certificate(certificate.cert_chain_pems[0].bytes())
+    key = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(key).digest()).decode()
 
 
 @contextmanager

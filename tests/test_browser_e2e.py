@@ -1,6 +1,6 @@
 """End to end in headless Chromium: a real server, a real browser with phone user agents.
 
-The destination "www.youtube.com" is a real local HTTP server on 127.0.0.1: Chromium's
+The destination "www.youtube.com" is a real local HTTPS server on 127.0.0.1: Chromium's
 host-resolver rules send that name there, so the page's own fallback navigation is
 observed without the internet. Screenshots of every visitor page are kept in
 test-artifacts/ for people to look at.
@@ -130,7 +130,7 @@ def test_android_chrome_is_sent_to_an_intent_with_the_website_as_fallback(setup,
     intent = next(location for location in redirects if location)
     assert intent.startswith("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;")
     assert "package=com.google.android.youtube;" in intent
-    assert "S.browser_fallback_url=http%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3DdQw4w9WgXcQ;" in intent
+    assert "S.browser_fallback_url=https%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3DdQw4w9WgXcQ;" in intent
     context.close()
 
 
