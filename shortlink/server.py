@@ -20,6 +20,7 @@ from uvicorn.supervisors import Multiprocess
 from shortlink.config import Config, ConfigError
 from shortlink.sharedstate import check_redis
 from shortlink.storage import connect
+from shortlink.storage.database import stop_memory_statistics
 from shortlink.web.accesslog import configure_access_log
 from shortlink.web.app import create_app
 
@@ -83,6 +84,7 @@ def build_server(config: Config, app: Litestar) -> uvicorn.Server:
 
 def worker_app(make_app: Callable[[Config], Litestar], config: Config) -> Litestar:
     """The app of one worker process (called there, by uvicorn, after it set up logging)."""
+    stop_memory_statistics()  # before the app's first connection
     app = make_app(config)
     configure_access_log(config.server.access_log)
     return _production(app)
@@ -93,6 +95,7 @@ def serve(config: Config, workers: int = 1, make_app: Callable[[Config], Litesta
     if workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
     if workers == 1:
+        stop_memory_statistics()  # before the app's first connection
         build_server(config, make_app(config)).run()
         return
     if not config.redis.url:

@@ -23,6 +23,32 @@ with TestClient(app) as client:
 """
 
 
+SERVE_AND_REPORT_SQLITE_MEMORY = """
+import _sqlite3, ctypes, socket, sys, threading, time, urllib.error, urllib.request
+from shortlink.config import load_config
+from shortlink.server import serve
+
+with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+config = load_config(storage_path=sys.argv[1], fetcher_enabled=False, server_port=port)
+threading.Thread(target=serve, args=(config,), daemon=True).start()  # uvicorn: no signals off the main thread
+deadline = time.monotonic() + 60
+while True:
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.05)
+try:
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/l/nothing")
+except urllib.error.HTTPError as missing:  # read through the loop's point reader
+    print(missing.code, ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used())
+"""
+
+
 def run_server(script: str, tmp_path) -> list[str]:
     """What `script` prints, run in a process of its own on a new database: the words of it."""
     done = subprocess.run(
@@ -60,3 +86,13 @@ with TestClient(build_server(config, create_app(config)).config.app) as client:
 def test_a_server_without_redis_or_postgresql_never_loads_their_clients(tmp_path):
     # Each weighs megabytes of the server's memory (README: Benchmarks, memory).
     assert run_server(SERVE_AND_LIST_MODULES, tmp_path) == []
+
+
+def test_a_served_process_keeps_no_sqlite_memory_statistics(tmp_path):
+    # With them on, every SQLite allocation takes one mutex shared by all connections, which
+    # the click writer and the event loop's point reads fought over (docs/performance.md).
+    # The server has migrated the file and read a link: with statistics on, SQLite would
+    # count megabytes in use.
+    status, memory_counted = map(int, run_server(SERVE_AND_REPORT_SQLITE_MEMORY, tmp_path))
+    assert status == 404
+    assert memory_counted == 0

@@ -6,7 +6,9 @@ is in `storage.postgresql`, behind the same `connect` and `open_database`.
 
 from __future__ import annotations
 
+import _sqlite3
 import asyncio
+import ctypes
 import sqlite3
 import threading
 import time
@@ -49,6 +51,10 @@ WAL_RESTART_BYTES = 64 * 2**20
 RESTART_WAIT_MS = 250
 
 
+# sqlite3.h: the sqlite3_config() option that switches memory statistics on or off.
+SQLITE_CONFIG_MEMSTATUS = 9
+
+
 class DatabaseUnavailable(ConfigError):
     """The configured database file cannot be opened: the path is a directory, not
     writable, not an SQLite file... A configuration problem, told in one line."""
@@ -89,6 +95,28 @@ def open_database(location: str | Path) -> Database:
 
         return postgresql.PostgresDatabase(str(location))  # type: ignore[return-value]
     return Database(sqlite_path(location))
+
+
+def stop_memory_statistics() -> bool:
+    """Switch off SQLite's memory statistics for the whole process. Call it before the
+    process opens its first connection: SQLite takes the setting only while it is shut down.
+    Returns whether the setting took.
+
+    With statistics on (SQLite's default), every allocation by any connection takes one
+    process-wide mutex, and a build without lookaside memory (Debian's) allocates for
+    nearly every value a statement handles. The click writer and the event loop's point
+    reads then take turns at that mutex thousands of times a second, and the loop, put to
+    sleep on it, waits for a core again (docs/performance.md). Nothing here reads them.
+
+    Python's sqlite3 module has no call for sqlite3_config(), so it is reached through the
+    module's own binary, whose symbols include the SQLite library it was linked with."""
+    try:
+        library = ctypes.CDLL(_sqlite3.__file__)
+        shutdown, configure, initialize = library.sqlite3_shutdown, library.sqlite3_config, library.sqlite3_initialize
+    except (OSError, AttributeError):  # SQLite not reachable this way: statistics stay on
+        return False
+    stopped = shutdown() == 0 and configure(SQLITE_CONFIG_MEMSTATUS, ctypes.c_int(0)) == 0
+    return initialize() == 0 and stopped
 
 
 def connect_sqlite(path: str | Path) -> sqlite3.Connection:
