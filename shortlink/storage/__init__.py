@@ -2,8 +2,8 @@
 
 Each storage function is a plain synchronous function taking a
 `sqlite3.Connection` first. The CLI and tests call them directly; the server runs
-them through `Database.run`, one whole function at a time on the connection's own
-thread, so a function is an atomic unit without any locking.
+them through `Database.write`, `read` or `read_now`, one whole function at a time on
+one connection, so a function is an atomic unit without any locking.
 """
 
 from shortlink.storage.database import Database, connect, open_database, transaction
