@@ -111,14 +111,6 @@ def read_into_page_cache(db: Path) -> None:
             pass
 
 
-def disk_read_bytes(pid: int) -> int:
-    """Bytes the process has had read from the disk itself (not from the page cache)."""
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("read_bytes:"):
-            return int(line.split()[1])
-    return 0
-
-
 def walk_every_link(base: str, work: Path, count: int) -> dict:
     """Visit every link once, in order (wrk -t1 runs one Lua state for all its connections:
     one counter walks every link). wrk has no request-count mode: its script marks a file
@@ -149,11 +141,21 @@ def walk_every_link(base: str, work: Path, count: int) -> dict:
     return wrk_results(out)
 
 
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+def proc_number(pid: int, file: str, name: str) -> int:
+    """The number after `name:` in /proc/<pid>/<file> (0 when the line is missing)."""
+    for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
+        if line.startswith(f"{name}:"):
             return int(line.split()[1])
     return 0
+
+
+def rss_kib(pid: int) -> int:
+    return proc_number(pid, "status", "VmRSS")
+
+
+def disk_read_bytes(pid: int) -> int:
+    """Bytes the process has had read from the disk itself (not from the page cache)."""
+    return proc_number(pid, "io", "read_bytes")
 
 
 def largest_worker_rss_kib(pid: int) -> int:

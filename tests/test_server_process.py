@@ -24,13 +24,12 @@ with TestClient(app) as client:
 
 
 SERVE_AND_REPORT_SQLITE_MEMORY = """
-import _sqlite3, ctypes, socket, sys, threading, time, urllib.error, urllib.request
+import _sqlite3, ctypes, sys, threading, time, urllib.error, urllib.request
 from shortlink.config import load_config
 from shortlink.server import serve
+from tests.live_server import free_port
 
-with socket.socket() as probe:
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
+port = free_port()
 config = load_config(storage_path=sys.argv[1], fetcher_enabled=False, server_port=port)
 threading.Thread(target=serve, args=(config,), daemon=True).start()  # uvicorn: no signals off the main thread
 deadline = time.monotonic() + 60
@@ -91,8 +90,8 @@ def test_a_server_without_redis_or_postgresql_never_loads_their_clients(tmp_path
 def test_a_served_process_keeps_no_sqlite_memory_statistics(tmp_path):
     # With them on, every SQLite allocation takes one mutex shared by all connections, which
     # the click writer and the event loop's point reads fought over (docs/performance.md).
-    # The server has migrated the file and read a link: with statistics on, SQLite would
-    # count megabytes in use.
+    # The server has migrated the file and read a link: with statistics on, SQLite counts
+    # hundreds of kilobytes in use by then.
     status, memory_counted = map(int, run_server(SERVE_AND_REPORT_SQLITE_MEMORY, tmp_path))
     assert status == 404
     assert memory_counted == 0

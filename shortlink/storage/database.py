@@ -97,10 +97,9 @@ def open_database(location: str | Path) -> Database:
     return Database(sqlite_path(location))
 
 
-def stop_memory_statistics() -> bool:
+def stop_memory_statistics() -> None:
     """Switch off SQLite's memory statistics for the whole process. Call it before the
     process opens its first connection: SQLite takes the setting only while it is shut down.
-    Returns whether the setting took.
 
     With statistics on (SQLite's default), every allocation by any connection takes one
     process-wide mutex, and a build without lookaside memory (Debian's) allocates for
@@ -114,9 +113,10 @@ def stop_memory_statistics() -> bool:
         library = ctypes.CDLL(_sqlite3.__file__)
         shutdown, configure, initialize = library.sqlite3_shutdown, library.sqlite3_config, library.sqlite3_initialize
     except (OSError, AttributeError):  # SQLite not reachable this way: statistics stay on
-        return False
-    stopped = shutdown() == 0 and configure(SQLITE_CONFIG_MEMSTATUS, ctypes.c_int(0)) == 0
-    return initialize() == 0 and stopped
+        return
+    if shutdown() == 0:
+        configure(SQLITE_CONFIG_MEMSTATUS, ctypes.c_int(0))
+    initialize()
 
 
 def connect_sqlite(path: str | Path) -> sqlite3.Connection:
