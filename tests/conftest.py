@@ -23,6 +23,24 @@ SHORT_HOST = "https://sho.rt"
 BACKENDS = ("sqlite", "postgresql")
 
 
+# Fixtures that start a real PostgreSQL, Redis or web server from Debian's packages: tests using
+# them are marked `system`; tests driving Chromium (the `browser` fixture) are marked `browser`.
+SYSTEM_FIXTURES = {"postgres_server", "redis_server", "nginx", "caddy"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers from what a test uses, so that `make test-fast` (-m "not browser and not system")
+    can leave out every test that needs Chromium or a server from Debian's packages."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        on_postgresql = callspec is not None and callspec.params.get("backend") == "postgresql"
+        if fixtures & SYSTEM_FIXTURES or on_postgresql:
+            item.add_marker(pytest.mark.system)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests marked both_backends run once on SQLite and once on PostgreSQL, but those
     also marked sqlite_only: what they observe only SQLite shows (its statement trace)."""
@@ -148,7 +166,7 @@ def auth(api_key) -> dict[str, str]:
 def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     """The real `shortlink` command in a separate process."""
     return subprocess.run(
-        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=60
+        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=300
     )
 
 

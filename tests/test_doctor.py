@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -120,32 +117,25 @@ def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path)
     assert fixes == [f"mkdir -p {nowhere.parent}"] and not nowhere.parent.exists()
 
 
-def test_a_data_directory_the_service_user_cannot_write_is_reported(install):
+def test_a_data_directory_the_service_user_cannot_write_is_reported(install, tmp_path):
     config, _ = install
-    # Somewhere every user can read: pytest's own temporary directories are private to root.
-    base = Path(tempfile.mkdtemp(prefix="shortlink-doctor-"))
+    data = tmp_path / "unwritable"
+    data.mkdir()
+    connect(data / "shortlink.db").close()
+    command = [sys.executable, "-m", "shortlink", "doctor", "--config", str(config)]
+    command += ["--db", str(data / "shortlink.db"), "--json"]
+    if os.geteuid() == 0:
+        # Root writes anywhere through two capabilities: without them it is held to the mode
+        # bits like any service user, and still reads this checkout wherever it was cloned.
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", *command]
+    data.chmod(0o555)
     try:
-        base.chmod(0o755)
-        data = base / "data"
-        data.mkdir()
-        connect(data / "shortlink.db").close()
-        (data / "shortlink.db").chmod(0o644)
-        shared_config = base / "shortlink.toml"
-        shared_config.write_text(config.read_text())
-        command = [sys.executable, "-m", "shortlink", "doctor", "--config", str(shared_config)]
-        command += ["--db", str(data / "shortlink.db"), "--json"]
-        if os.geteuid() == 0:
-            # root may write anywhere: ask as the unprivileged "nobody", as a service user would be.
-            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-        else:
-            data.chmod(0o555)
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=base)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
         report = json.loads(result.stdout)
         assert result.returncode == 1, result.stderr
         assert any("is not writable by this user" in problem for problem in problems(report)), problems(report)
     finally:
-        (base / "data").chmod(0o755)
-        shutil.rmtree(base)
+        data.chmod(0o755)
 
 
 def test_a_redis_the_server_cannot_reach_is_reported(install, monkeypatch):

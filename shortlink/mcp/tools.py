@@ -9,6 +9,7 @@ error code and message: the assistant reads it and can correct itself.
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.metadata
 import logging
 from collections.abc import Awaitable, Callable
@@ -349,10 +350,17 @@ async def call(
     )
 
 
+@functools.cache
+def tool_listings() -> list[types.Tool]:
+    """The tools as MCP lists them, built once per process: their schemas never change, and
+    building them is a tenth of a second that every new app would pay again."""
+    return [tool.listing() for tool in TOOLS.values()]
+
+
 def build_server(services: Services, principal_of: PrincipalOf) -> Server:
     """The MCP server of the tools. `principal_of(ctx)` tells who a tool call acts for
     (raising UNAUTHORIZED or SUBSCRIPTION_REQUIRED); each transport has its own way."""
-    listing = [tool.listing() for tool in TOOLS.values()]
+    listing = tool_listings()
     input_schemas = {item.name: item.input_schema for item in listing}
 
     async def list_tools(_ctx: ServerRequestContext, _params: types.PaginatedRequestParams | None):
