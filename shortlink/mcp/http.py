@@ -17,8 +17,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import cast
 
-from litestar import asgi
-from litestar.handlers import ASGIRouteHandler
 from litestar.types import HTTPScope, Receive, Scope, Send
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -58,13 +56,6 @@ class McpEndpoint:
         logging.getLogger("mcp").setLevel(logging.WARNING)
         async with self.manager.run():
             yield
-
-    def route_handler(self) -> ASGIRouteHandler:
-        @asgi(PATH, copy_scope=False)
-        async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-            await self(scope, receive, send)
-
-        return mcp_endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # a WebSocket handshake: refused (403) before it is accepted
