@@ -19,10 +19,10 @@ from shortlink.config import PublicConfig
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.links import public, rules
 from shortlink.links.schema import CreateLink, Link
+from shortlink.network import client_bucket
 from shortlink.ratelimit import Limiter
 from shortlink.times import to_iso, utcnow
 from shortlink.visits.classify import classify
-from shortlink.visits.passwords import client_bucket
 
 FIELD = "url"
 

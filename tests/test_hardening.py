@@ -1,0 +1,99 @@
+"""Issue 40's findings, each through the real app or real processes: what an attacker or
+a new user tried that did not hold, and now does."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+
+from shortlink.storage import connect
+from shortlink.storage import sessions as session_store
+from shortlink.storage.database import transaction
+from tests.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
+from tests.live_server import LiveServer
+
+OTHER_PASSWORD = "another good password"
+
+
+@pytest.fixture
+def make_client(make_client):
+    """The app as a browser on the https short host sees it (the cookies are Secure there)."""
+
+    def make(**overrides) -> TestClient:
+        return as_browser(make_client(**overrides), "links_short_host" in overrides)
+
+    return make
+
+
+# 1 and 8: sign-in limits group an IPv6 /64, and guessing from one address locks nobody else out
+
+
+def test_sign_in_limits_count_an_ipv6_64_as_one_client_and_never_lock_the_owner_out(tmp_path):
+    server = LiveServer(
+        tmp_path,
+        network_trusted_proxies="127.0.0.0/8",
+        dashboard_signins_per_minute_per_address="5",
+        dashboard_signins_per_minute_per_account="3",
+    ).start()
+    try:
+        with httpx.Client(base_url=server.base_url) as browser:
+
+            def attempt(client_address: str, email: str = "nobody@example.com", password: str = "wrong password!"):
+                token = csrf_of(browser.get("/login").text)
+                form = {"email": email, "password": password, "csrf": token}
+                headers = {"X-Forwarded-For": client_address}
+                return browser.post("/login", data=form, headers=headers, follow_redirects=False).status_code
+
+            # Five addresses of one /64 share one bucket: the sixth try is refused.
+            sprayed = [attempt(f"2001:db8:1:2::{n}", f"guess{n}@example.com") for n in range(1, 7)]
+            assert sprayed == [401] * 5 + [429]
+            assert attempt("2001:db8:1:3::1", "guess1@example.com") == 401  # the next /64 is someone else
+
+            make_account_in(server, "owner@example.com")
+            # Three wrong passwords from one address: that address is held up for this account…
+            assert [attempt("198.51.100.7", "owner@example.com") for _ in range(3)] == [401] * 3
+            assert attempt("198.51.100.7", "owner@example.com", PASSWORD) == 429
+            # …and the owner, signing in from elsewhere, is not.
+            assert attempt("203.0.113.9", "owner@example.com", PASSWORD) == 303
+    finally:
+        server.stop()
+
+
+def make_account_in(server: LiveServer, email: str) -> None:
+    conn = connect(str(server.db))
+    try:
+        make_account(conn, email)
+    finally:
+        conn.close()
+
+
+# 3: a sign-in racing a password change does not survive it
+
+
+def test_a_sign_in_checked_against_the_old_password_does_not_outlive_the_change(make_client, conn):
+    make_account(conn, "owner@example.com")
+    client = make_client()
+    account_id = conn.execute("SELECT id FROM accounts WHERE email = 'owner@example.com'").fetchone()[0]
+    token = csrf_of(client.get("/login").text)
+    # The change is written but not yet committed while the sign-in reads the old hash and
+    # checks the old password; it commits before the sign-in writes its session.
+    changing = transaction(conn)
+    changing.__enter__()
+    session_store.set_password_hash(conn, account_id, password_hash(OTHER_PASSWORD))
+    session_store.delete_sessions_of(conn, account_id)
+    answers: list[int] = []
+    form = {"email": "owner@example.com", "password": PASSWORD, "csrf": token}
+    racing = threading.Thread(
+        target=lambda: answers.append(client.post("/login", data=form, follow_redirects=False).status_code)
+    )
+    racing.start()
+    time.sleep(0.5)
+    changing.__exit__(None, None, None)
+    racing.join()
+    assert answers == [401]
+    assert conn.execute("SELECT count(*) FROM dashboard_sessions").fetchone()[0] == 0
+    assert sign_in(client, "owner@example.com", OTHER_PASSWORD).status_code == 303
