@@ -220,7 +220,7 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> Princip
     key = bearer_key(authorization)
     digest = hash_key(key)
     row = store.principal_by_key_hash(conn, digest)
-    if row is None or not hmac.compare_digest(row["key_hash"], digest):
+    if row is None or not hmac.compare_digest(row["key_hash"].encode(), digest.encode()):
         raise UnauthorizedError("Invalid or revoked API key")
     return Principal(
         account_id=row["account_id"],

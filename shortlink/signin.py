@@ -85,7 +85,7 @@ def csrf_token(secret: bytes, bound_to: str) -> str:
 
 
 def csrf_matches(secret: bytes, bound_to: str, sent: str) -> bool:
-    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to), sent)
+    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to).encode(), sent.encode())
 
 
 def is_expired(row: sqlite3.Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:

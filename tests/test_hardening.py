@@ -13,6 +13,8 @@ from litestar.testing import TestClient
 from shortlink.storage import connect
 from shortlink.storage import sessions as session_store
 from shortlink.storage.database import transaction
+from shortlink.visits import passwords
+from tests.conftest import bearer
 from tests.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
 from tests.live_server import LiveServer
 
@@ -97,3 +99,64 @@ def test_a_sign_in_checked_against_the_old_password_does_not_outlive_the_change(
     assert answers == [401]
     assert conn.execute("SELECT count(*) FROM dashboard_sessions").fetchone()[0] == 0
     assert sign_in(client, "owner@example.com", OTHER_PASSWORD).status_code == 303
+
+
+# 2: requests anyone can send get an answer, never a 500
+
+INSTAGRAM_ANDROID = (
+    "Mozilla/5.0 (Linux; Android 13; Pixel 7 Build/TQ3A.230805.001; wv) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Version/4.0 Chrome/116.0.0.0 Mobile Safari/537.36 Instagram 298.0.0.31.110 Android "
+    "(33/13; 420dpi; 1080x2400; Google/google; Pixel 7; panther; panther; en_US; 508133178)"
+)
+
+
+def make_link(client: TestClient, key: str, **body: str) -> dict:
+    response = client.post(
+        "/api/v1/links", headers=bearer(key), json={"originalUrl": "https://www.youtube.com/watch?v=x", **body}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+def test_non_ascii_cookies_and_csrf_tokens_are_refused_not_crashed_on(make_client, new_key, conn):
+    key = new_key("owner@example.com")
+    client = make_client(public_enabled=True, public_account="owner@example.com")
+    code = make_link(client, key, password="open sesame")["shortCode"]
+    cookie = {"Cookie": f"{passwords.cookie_name(code)}=9999999999.é".encode()}
+    form = client.get(f"/l/{code}", headers=cookie)
+    assert form.status_code == 200 and "Password required" in form.text
+    login = client.post("/login", data={"email": "a@example.com", "password": "x" * 12, "csrf": "é"})
+    assert login.status_code == 403 and "This form has expired" in login.text
+    client.get("/")  # the public form's cookie
+    shortened = client.post("/shorten", data={"url": "https://example.com/", "csrf": "é"})
+    assert shortened.status_code == 403 and "The form had expired" in shortened.text
+    make_account(conn, "person@example.com")
+    assert sign_in(client, "person@example.com").status_code == 303
+    signed_in_post = client.post("/links", data={"originalUrl": "https://example.com/", "csrf": "é"})
+    assert signed_in_post.status_code == 403 and "This form has expired" in signed_in_post.text
+
+
+@pytest.mark.parametrize("host", ["example.com:abc", "example.com:99999", "sho.rt:0x50"])
+def test_a_host_header_with_a_bad_port_is_a_400(client, new_key, host):
+    code = make_link(client, new_key())["shortCode"]
+    headers = {"Host": host, "User-Agent": INSTAGRAM_ANDROID}
+    for path in ("/login", "/nowhere", f"/l/{code}", "/mcp"):
+        response = client.get(path, headers=headers)
+        assert response.status_code == 400, (path, response.text)
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    # A path no route matches skips middleware; its 404 is written without reading the Host.
+    unknown = client.get("/api/v1/nowhere", headers=headers)
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
+    # A good Host still gets the Android app-opening answer.
+    assert client.get(f"/l/{code}", headers={"Host": "sho.rt:443", "User-Agent": INSTAGRAM_ANDROID}).status_code < 400
+
+
+# 8: the JSON 404 names nothing from the request
+
+
+def test_the_json_404_and_405_do_not_repeat_the_requested_path(client):
+    planted = "/api/v1/Call-0800-123-now-to-claim-your-refund"
+    for response in (client.get(planted), client.delete("/healthz")):
+        assert response.status_code in (404, 405)
+        assert "claim" not in response.text and "healthz" not in response.text
+        assert response.json()["error"]["code"] == "NOT_FOUND"

@@ -44,7 +44,7 @@ def cookie_is_valid(
     if int(expires_text) < (now or time.time()):
         return False
     expected = _signature(secret, link_public_id, password_hash, int(expires_text))
-    return hmac.compare_digest(signature, expected)
+    return hmac.compare_digest(signature.encode(), expected.encode())
 
 
 def attempt_key(ip: str, link_id: int) -> tuple[str, int]:
