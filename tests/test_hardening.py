@@ -10,6 +10,8 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
+from shortlink import accounts
+from shortlink.bio.schema import SavePage
 from shortlink.storage import connect
 from shortlink.storage import sessions as session_store
 from shortlink.storage.database import transaction
@@ -17,6 +19,7 @@ from shortlink.visits import passwords
 from tests.conftest import bearer
 from tests.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
 from tests.live_server import LiveServer
+from tests.visitors import DESKTOP, FACEBOOK_BOT, IPHONE
 
 OTHER_PASSWORD = "another good password"
 
@@ -160,3 +163,45 @@ def test_the_json_404_and_405_do_not_repeat_the_requested_path(client):
         assert response.status_code in (404, 405)
         assert "claim" not in response.text and "healthz" not in response.text
         assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+# 6: a script reloading a bio page does not inflate its views; 8: the page's own CSP
+
+
+def test_a_bio_page_counts_one_view_per_visitor_a_day_and_sends_its_own_csp(client, new_key, conn):
+    new_key()
+    owner = accounts.account_for(conn, "owner@example.com")["id"]
+    bio = client.app.state.services.bio
+    body = SavePage(handle="alice", title="Alice's links", is_published=True)
+    client.blocking_portal.call(lambda: bio.save(owner, body))
+    for _ in range(100):
+        page = client.get("/@alice", headers={"User-Agent": DESKTOP})
+    client.get("/@alice", headers={"User-Agent": IPHONE})  # another visitor
+    client.get("/@alice", headers={"User-Agent": FACEBOOK_BOT})  # a previewer: never a view
+    client.blocking_portal.call(bio.flush_views)
+    stats = client.blocking_portal.call(lambda: bio.stats(owner, 1))
+    assert stats.total_views == 2
+    policy = page.headers["content-security-policy"]
+    assert "script-src" not in policy and "data:" not in policy and "default-src 'none'" in policy
+    assert "<script" not in page.text and "<img" not in page.text
+
+
+# 8: static files are never sniffed; the CSRF Origin check compares the scheme too
+
+
+def test_dashboard_static_files_send_nosniff(client):
+    for name in ("dashboard.css", "dashboard.js"):
+        response = client.get(f"/static/dashboard/{name}")
+        assert response.status_code == 200 and response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_post_from_our_host_over_another_scheme_is_cross_site(make_client, conn):
+    make_account(conn, "owner@example.com")
+    client = make_client()  # the short host is https://sho.rt
+    assert sign_in(client, "owner@example.com").status_code == 303
+    token = csrf_of(client.get("/").text)
+    form = {"originalUrl": "https://example.com/a", "csrf": token}
+    plain = client.post("/links", data=form, headers={"Origin": "http://testserver.local"}, follow_redirects=False)
+    assert plain.status_code == 403
+    secure = client.post("/links", data=form, headers={"Origin": "https://testserver.local"}, follow_redirects=False)
+    assert secure.status_code == 303

@@ -49,7 +49,7 @@ def create_app(config: Config) -> Litestar:
             mcp.route_handler(),
             *dashboard_handlers(),
             *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
-            *bio_handlers(services.bio),
+            *bio_handlers(services.bio, config.trusted_networks),
             shorten,
         ],
         # Litestar resolves a handler's dependencies level by level, and the values of one level

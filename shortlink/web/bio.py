@@ -8,6 +8,8 @@ bytes come from `app.bio.Bio`'s cache, and the headers are read in one pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from litestar import Request, Response, route
 from litestar.enums import HttpMethod
 from litestar.exceptions import MethodNotAllowedException, NotFoundException
@@ -15,7 +17,8 @@ from litestar.params import FromPath
 
 from shortlink import qr
 from shortlink.app.bio import Bio, RenderedPage
-from shortlink.pages import CONTENT_SECURITY_POLICY
+from shortlink.network import Network, address_of
+from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer
@@ -25,7 +28,7 @@ from shortlink.web.visitor import Answer
 PAGE_HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-cache"),
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"content-security-policy", BIO_CONTENT_SECURITY_POLICY.encode()),
     (b"referrer-policy", b"no-referrer-when-downgrade"),
     (b"x-content-type-options", b"nosniff"),
 ]
@@ -57,7 +60,7 @@ def _handle_of(name: str, method: str) -> str:
     return name[1:]
 
 
-def bio_handlers(bio: Bio) -> list:
+def bio_handlers(bio: Bio, trusted_proxies: Sequence[Network]) -> list:
     def host_of(request: Request) -> str:
         return request.headers.get("host", "").lower()
 
@@ -69,8 +72,10 @@ def bio_handlers(bio: Bio) -> list:
             return Answer(respond.not_found(), head=method == "HEAD")
         if method == "GET":
             headers = request.headers
+            client = request.scope.get("client")
             bio.count_view(
                 page,
+                address_of(client[0] if client else "", headers.get("x-forwarded-for"), trusted_proxies)[0],
                 headers.get("user-agent", ""),
                 headers.get("sec-ch-ua-platform", ""),
                 headers.get("sec-ch-ua-mobile", ""),
