@@ -16,7 +16,7 @@ from shortlink.storage import connect
 from shortlink.storage import sessions as session_store
 from shortlink.storage.database import transaction
 from shortlink.visits import passwords
-from tests.conftest import bearer
+from tests.conftest import bearer, run_cli
 from tests.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
 from tests.live_server import LiveServer
 from tests.visitors import DESKTOP, FACEBOOK_BOT, IPHONE
@@ -205,3 +205,53 @@ def test_a_post_from_our_host_over_another_scheme_is_cross_site(make_client, con
     assert plain.status_code == 403
     secure = client.post("/links", data=form, headers={"Origin": "https://testserver.local"}, follow_redirects=False)
     assert secure.status_code == 303
+
+
+# 4: control characters are refused where text is stored, and never reach a terminal raw
+
+CONTROLS = ["\x1b]0;pwned\x07", "\x1b[2J", "\u200e", "\u200f", "\u061c", "\u202e", "\u2066", "\x9b"]
+
+
+@pytest.mark.parametrize("control", CONTROLS)
+def test_control_and_bidi_characters_are_refused_in_stored_text(make_client, api_key, conn, control):
+    client = make_client(dashboard_signup=True)
+    signup = client.get("/signup")
+    email = f"new{control}@example.com"
+    answer = client.post("/signup", data={"email": email, "password": PASSWORD, "csrf": csrf_of(signup.text)})
+    assert answer.status_code == 400 and "must not contain control characters" in answer.text
+    assert conn.execute("SELECT count(*) FROM accounts WHERE email LIKE 'new%'").fetchone()[0] == 0
+    link = client.post(
+        "/api/v1/links",
+        headers=bearer(api_key),
+        json={"originalUrl": "https://example.com/", "description": f"about{control}this"},
+    )
+    assert link.status_code == 400 and link.json()["error"]["message"].startswith("description: must not contain")
+    make_account(conn, "person@example.com")
+    assert sign_in(client, "person@example.com").status_code == 303
+    keys = client.get("/keys")
+    named = client.post("/keys", data={"name": f"laptop{control}", "csrf": csrf_of(keys.text)})
+    assert named.status_code == 400 and "must not contain control characters" in named.text
+    cli = run_cli(
+        "key", "create", "--email", "cli@example.com", "--name", f"x{control}", "--db", db_path_of(conn), check=False
+    )
+    assert cli.returncode != 0 and "must not contain control characters" in cli.stderr
+
+
+def db_path_of(conn) -> str:
+    return conn.execute("PRAGMA database_list").fetchone()["file"]
+
+
+def test_the_cli_prints_stored_control_characters_escaped(storage, conn):
+    """Text stored before the rules (or written around them) is printed as escapes."""
+    key = accounts.create_key(conn, "owner@example.com", "laptop")
+    evil = "\x1b]0;pwned\x07\x1b[2J\u202e"
+    conn.execute("UPDATE accounts SET email = ? WHERE email = 'owner@example.com'", (f"owner{evil}@example.com",))
+    conn.execute("UPDATE api_keys SET name = ? WHERE public_id = ?", (f"laptop{evil}", key.key_id))
+    listed = (
+        run_cli("accounts", "list", "--db", storage).stdout
+        + run_cli("key", "list", "--email", f"owner{evil}@example.com", "--db", storage).stdout
+    )
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in listed
+    assert "owner\\x1b]0;pwned\\x07\\x1b[2J\\u202e@example.com" in listed
+    assert "laptop\\x1b]0;pwned" in listed
