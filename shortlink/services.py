@@ -24,6 +24,7 @@ from shortlink.app.sessions import Sessions
 from shortlink.app.visits import Visits
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
+from shortlink.links.public import blocked_hosts
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
 from shortlink.storage import Database, connect, open_database
@@ -114,6 +115,7 @@ class Services:
             fetch_titles=config.fetcher.enabled,
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
+            blocked=blocked_hosts(config.public.blocked_hosts),
         )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)

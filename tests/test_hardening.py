@@ -3,6 +3,7 @@ a new user tried that did not hold, and now does."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -255,3 +256,49 @@ def test_the_cli_prints_stored_control_characters_escaped(storage, conn):
         assert raw not in listed
     assert "owner\\x1b]0;pwned\\x07\\x1b[2J\\u202e@example.com" in listed
     assert "laptop\\x1b]0;pwned" in listed
+
+
+# 5: the public form compares addresses too, and every door honours the blocklist
+
+
+def public_form_post(client: TestClient, url: str):
+    form = client.get("/", headers={"User-Agent": IPHONE})
+    token = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)  # type: ignore[union-attr]
+    return client.post("/shorten", data={"url": url, "csrf": token}, headers={"User-Agent": IPHONE})
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://[::ffff:127.0.0.1]:8000/l/abc", "names its host by IP address"),
+        ("http://127.0.0.1:8000/", "names its host by IP address"),
+        ("https://67.199.248.10/", "names its host by IP address"),  # bit.ly, by address
+        ("http://localhost:8000/l/abc", "leads to this server or a private network"),
+        ("http://app.localhost/", "leads to this server or a private network"),
+    ],
+)
+def test_the_public_form_refuses_addresses_and_names_of_this_machine(make_client, new_key, conn, url, reason):
+    key = new_key()
+    client = make_client(public_enabled=True, public_account="owner@example.com", public_blocked_hosts=["bit.ly"])
+    client.base_url = "https://testserver.local"
+    answer = public_form_post(client, url)
+    assert answer.status_code == 400 and reason in answer.text, answer.text
+    listed = client.get("/api/v1/links", headers=bearer(key)).json()["data"]
+    assert listed == []
+
+
+def test_links_from_the_dashboard_and_the_api_honour_the_blocklist(make_client, api_key, conn):
+    make_account(conn, "person@example.com")
+    client = make_client(public_blocked_hosts=["bit.ly"])
+    assert sign_in(client, "person@example.com").status_code == 303
+    token = csrf_of(client.get("/links/new").text)
+    dashboard = client.post("/links", data={"originalUrl": "https://bit.ly/x", "csrf": token})
+    assert dashboard.status_code == 400 and "leads to bit.ly, which this service does not link to" in dashboard.text
+    api = client.post(
+        "/api/v1/links",
+        headers=bearer(api_key),
+        json={"originalUrl": "https://example.com/", "androidUrl": "https://www.BIT.ly./y"},
+    )
+    assert api.status_code == 400
+    assert api.json()["error"]["message"] == "androidUrl: leads to bit.ly, which this service does not link to"
+    assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 0
