@@ -11,7 +11,7 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
-from shortlink import accounts
+from shortlink import accounts, signin
 from shortlink.bio.schema import SavePage
 from shortlink.storage import connect
 from shortlink.storage import sessions as session_store
@@ -302,3 +302,24 @@ def test_links_from_the_dashboard_and_the_api_honour_the_blocklist(make_client, 
     assert api.status_code == 400
     assert api.json()["error"]["message"] == "androidUrl: leads to bit.ly, which this service does not link to"
     assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 0
+
+
+# 8: the database alone cannot forge a CSRF token or a password cookie
+
+
+def test_the_databases_secret_alone_signs_nothing(make_client, new_key, conn, db_path):
+    client = make_client()
+    code = make_link(client, new_key(), password="open sesame")["shortCode"]
+    stored = bytes.fromhex(conn.execute("SELECT value FROM settings WHERE name = 'cookie_secret'").fetchone()[0])
+    # A CSRF token for a form cookie of our choosing, signed with what the database holds.
+    form_cookie = "f" * 43
+    client.cookies.set("sl_form", form_cookie)
+    forged = signin.csrf_token(stored, form_cookie)
+    login = client.post("/login", data={"email": "a@example.com", "password": "x" * 12, "csrf": forged})
+    assert login.status_code == 403 and "This form has expired" in login.text
+    link = conn.execute("SELECT public_id, password_hash FROM links WHERE short_code = ?", (code,)).fetchone()
+    cookie = passwords.make_cookie_value(stored, link["public_id"], link["password_hash"])
+    form = client.get(f"/l/{code}", headers={"Cookie": f"{passwords.cookie_name(code)}={cookie}"})
+    assert form.status_code == 200 and "Password required" in form.text
+    key_file = db_path.parent / "secret.key"
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 32
