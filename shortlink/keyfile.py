@@ -39,7 +39,7 @@ def signing_key(file_key: bytes | None, stored_secret: bytes) -> bytes:
 
 
 def read_or_create(path: Path) -> bytes:
-    """The key in `path`, made (32 random bytes, readable by its owner only) when there is
+    """The key in `path`, made (32 random bytes in hex, readable by its owner only) when there is
     none. Processes starting together all end up reading the one file that was linked
     into place first. A file that cannot be read or made stops start-up in one line."""
     try:
@@ -53,7 +53,9 @@ def _read_or_create(path: Path) -> bytes:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as file:
-            file.write(secrets.token_bytes(MIN_KEY_BYTES))
+            # Hex, as `openssl rand -hex 32` writes a key by hand: surrounding whitespace is
+            # then never part of it.
+            file.write(secrets.token_hex(MIN_KEY_BYTES).encode())
             file.flush()
             os.fsync(file.fileno())
         try:

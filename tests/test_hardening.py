@@ -322,4 +322,4 @@ def test_the_databases_secret_alone_signs_nothing(make_client, new_key, conn, db
     form = client.get(f"/l/{code}", headers={"Cookie": f"{passwords.cookie_name(code)}={cookie}"})
     assert form.status_code == 200 and "Password required" in form.text
     key_file = db_path.parent / "secret.key"
-    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 32
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 64
