@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -13,6 +14,8 @@ from litestar.testing import TestClient
 
 from shortlink import accounts, signin
 from shortlink.bio.schema import SavePage
+from shortlink.links import service as link_service
+from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from shortlink.storage import sessions as session_store
 from shortlink.storage.database import transaction
@@ -248,14 +251,27 @@ def test_the_cli_prints_stored_control_characters_escaped(storage, conn):
     evil = "\x1b]0;pwned\x07\x1b[2J\u202e"
     conn.execute("UPDATE accounts SET email = ? WHERE email = 'owner@example.com'", (f"owner{evil}@example.com",))
     conn.execute("UPDATE api_keys SET name = ? WHERE public_id = ?", (f"laptop{evil}", key.key_id))
+    account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
+    link = link_service.create_link(
+        conn,
+        account_id,
+        CreateLink(original_url="https://example.com/", description="plain"),
+        is_ours=lambda _host: False,
+        base="https://sho.rt",
+        daily_limit=10,
+        now=datetime.now(UTC),
+    )
+    conn.execute("UPDATE links SET description = ? WHERE public_id = ?", (f"about{evil}", link.id))
     listed = (
         run_cli("accounts", "list", "--db", storage).stdout
         + run_cli("key", "list", "--email", f"owner{evil}@example.com", "--db", storage).stdout
+        + run_cli("links", "show", link.id, "--db", storage).stdout
     )
     for raw in ("\x1b", "\x07", "\u202e"):
         assert raw not in listed
     assert "owner\\x1b]0;pwned\\x07\\x1b[2J\\u202e@example.com" in listed
     assert "laptop\\x1b]0;pwned" in listed
+    assert "about\\x1b]0;pwned" in listed
 
 
 # 5: the public form compares addresses too, and every door honours the blocklist
