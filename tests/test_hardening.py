@@ -88,20 +88,18 @@ def test_a_sign_in_checked_against_the_old_password_does_not_outlive_the_change(
     client = make_client()
     account_id = conn.execute("SELECT id FROM accounts WHERE email = 'owner@example.com'").fetchone()[0]
     token = csrf_of(client.get("/login").text)
-    # The change is written but not yet committed while the sign-in reads the old hash and
-    # checks the old password; it commits before the sign-in writes its session.
-    changing = transaction(conn)
-    changing.__enter__()
-    session_store.set_password_hash(conn, account_id, password_hash(OTHER_PASSWORD))
-    session_store.delete_sessions_of(conn, account_id)
     answers: list[int] = []
     form = {"email": "owner@example.com", "password": PASSWORD, "csrf": token}
     racing = threading.Thread(
         target=lambda: answers.append(client.post("/login", data=form, follow_redirects=False).status_code)
     )
-    racing.start()
-    time.sleep(0.5)
-    changing.__exit__(None, None, None)
+    # The change is written but not yet committed while the sign-in reads the old hash and
+    # checks the old password; it commits before the sign-in writes its session.
+    with transaction(conn):
+        session_store.set_password_hash(conn, account_id, password_hash(OTHER_PASSWORD))
+        session_store.delete_sessions_of(conn, account_id)
+        racing.start()
+        time.sleep(0.5)
     racing.join()
     assert answers == [401]
     assert conn.execute("SELECT count(*) FROM dashboard_sessions").fetchone()[0] == 0
