@@ -41,6 +41,7 @@ from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes
 
 PATH = "/mcp"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 PRINCIPAL = "shortlink.mcp.principal"  # the scope state key of the request's principal
 
 
@@ -56,6 +57,12 @@ def transport_security(scheme: str, configured_hosts: Iterable[str]) -> Transpor
         for host in (netloc, name, name + ":*"):
             allowed_hosts.append(host)
             allowed_origins.append(f"{scheme}://{host}")
+    # The machine's loopback names, which no other site can rebind: a client on the server
+    # itself (a script, an MCP inspector page on another local port) uses them.
+    for name in LOOPBACK_NAMES:
+        for host in (name, name + ":*"):
+            allowed_hosts.append(host)
+            allowed_origins += [f"http://{host}", f"https://{host}"]
     return TransportSecuritySettings(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
 
 
