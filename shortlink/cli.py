@@ -28,6 +28,7 @@ import shtab
 from shortlink import accounts, signin
 from shortlink.app.hosts import Hosts
 from shortlink.config import Config, ConfigError, load_config
+from shortlink.controls import terminal_safe
 from shortlink.errors import NotFoundError, ShortlinkError, ValidationError
 from shortlink.links import service
 from shortlink.links.platforms import Platform
@@ -251,7 +252,7 @@ def cmd_links_show(args: argparse.Namespace) -> Output:
 def _confirmed(question: str) -> bool:
     if not sys.stdin.isatty():
         raise ShortlinkError("not on a terminal: add --yes to delete without being asked")
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
 
 
 def cmd_links_delete(args: argparse.Namespace) -> Output:
@@ -436,7 +437,7 @@ def _print_json(value: Any) -> None:
 
 
 def _fail(args: argparse.Namespace, code: str, message: str, exit_code: int) -> int:
-    print(f"shortlink: {message}", file=sys.stderr)
+    print(f"shortlink: {terminal_safe(message)}", file=sys.stderr)
     if getattr(args, "json", False):
         _print_json({"error": {"code": code, "message": message}})
     return exit_code
@@ -461,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
     if output is not None:
         value, text = output
         if args.json:
-            _print_json(value)
+            _print_json(value)  # JSON escapes control characters itself
         else:
-            print(text)
+            # Stored text (e-mails, names, titles, URLs) may predate the rules refusing
+            # control characters: a terminal is never handed one raw.
+            print(terminal_safe(text))
     return exit_code

@@ -49,6 +49,9 @@ class StorageConfig(_Section):
     path: str = "data/shortlink.db"
     # sqlite:///PATH (relative; sqlite:////PATH absolute) or postgresql://user:password@host:port/database.
     url: str = ""
+    # The key file signing CSRF tokens and password cookies with the database's secret (shortlink.keyfile);
+    # empty: secret.key beside the SQLite file. With PostgreSQL, give every process the same file.
+    secret_file: str = ""
 
     @property
     def location(self) -> str:

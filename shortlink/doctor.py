@@ -113,7 +113,8 @@ def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
         findings.append(
             _problem("database", f"only {free // 2**20} MiB free beside {path}", "free disk space or move the data")
         )
-    if not os.access(directory, os.W_OK | os.X_OK):
+    writable = os.access(directory, os.W_OK | os.X_OK)
+    if not writable:
         findings.append(
             _problem(
                 "database",
@@ -122,9 +123,16 @@ def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
             )
         )
     if not path.is_file():
+        # Before the first start there is no database yet, and none is expected.
+        where = "writable" if writable else "not writable"
         return [
             *findings,
-            _problem("database", f"no database at {path}", "start the server once, or check [storage] path"),
+            _note(
+                "database",
+                f"no database at {path} yet: the server creates it there when it first starts "
+                f"({directory} is {where} by this user)",
+                "nothing to do before the first start; otherwise check [storage] path",
+            ),
         ]
     if not os.access(path, os.R_OK | os.W_OK):
         findings.append(

@@ -98,14 +98,27 @@ def test_a_broken_setting_is_reported_with_its_fix(install, monkeypatch, setting
     assert len(lines) == len(problems(report)) and all(" -> " in line for line in lines)
 
 
-def test_a_damaged_or_missing_database_is_reported(install, tmp_path):
+def test_a_damaged_database_is_reported(install, tmp_path):
     config, database = install
     database.write_bytes(b"not a database at all" * 100)
     code, report = doctor(config, database)
     assert code == 1 and any("cannot be read as SQLite" in problem for problem in problems(report))
-    code, report = doctor(config, tmp_path / "data" / "nothing.db")
-    assert code == 1 and any("no database at" in problem for problem in problems(report))
-    assert not (tmp_path / "data" / "nothing.db").exists()  # the doctor creates nothing
+
+
+def test_before_the_first_start_no_database_is_expected(install, tmp_path):
+    """A fresh install: where the database will be made, and whether that directory is writable."""
+    config, _ = install
+    fresh = tmp_path / "data" / "nothing.db"
+    code, report = doctor(config, fresh)
+    assert code == 0 and problems(report) == []
+    notes = [f["message"] for f in report["findings"] if f["check"] == "database"]
+    assert notes == [
+        f"no database at {fresh} yet: the server creates it there when it first starts "
+        f"({fresh.parent} is writable by this user)"
+    ]
+    assert not fresh.exists()  # the doctor creates nothing
+    human = run_cli("doctor", "--config", str(config), "--db", str(fresh), check=False)
+    assert human.returncode == 0 and "PROBLEM" not in human.stdout
 
 
 def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path):

@@ -475,3 +475,50 @@ def test_shortlink_mcp_without_a_usable_key_stops_with_one_line(server):
 def test_the_key_is_never_on_the_command_line():
     usage = subprocess.run([sys.executable, "-m", "shortlink", "mcp", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0 and "--url" in usage.stdout and "key" not in usage.stdout.replace("API_KEY", "")
+
+
+def raw_post(server: LiveServer, key: str, body: bytes, **headers: str) -> tuple[int, bytes]:
+    sent = {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "/mcp", body=body, headers=sent)
+    response = conn.getresponse()
+    answer = response.status, response.read()
+    conn.close()
+    return answer
+
+
+def test_another_sites_host_or_origin_is_refused_against_dns_rebinding(server, key):
+    message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    assert raw_post(server, key, message, Host="evil.example")[0] == 421
+    assert raw_post(server, key, message, Host="localhost.evil.example")[0] == 421
+    assert raw_post(server, key, message, Host=f"evil.example:{server.port}")[0] == 421
+    assert raw_post(server, key, message, Origin="http://evil.example")[0] == 403
+    assert raw_post(server, key, message, Origin=f"http://evil.example:{server.port}")[0] == 403
+    for allowed in ({"Origin": server.base_url}, {"Host": f"localhost:{server.port}"}):
+        status, raw = raw_post(server, key, message, **allowed)
+        assert status == 200 and json.loads(raw)["result"]["tools"], allowed
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{not json", -32700),
+        (b"[]", -32600),
+        (b'{"jsonrpc": "2.0", "id": 1}', -32600),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "x"}', -32600),
+    ],
+)
+def test_a_malformed_json_rpc_request_gets_a_clean_json_rpc_error(server, key, body, code):
+    status, raw = raw_post(server, key, body)
+    answer = json.loads(raw)
+    assert status == 400 and answer["jsonrpc"] == "2.0" and answer["id"] is None
+    assert answer["error"]["code"] == code
+    message = answer["error"]["message"]
+    for internal in ("validation error", "JSONRPC", "union[", "pydantic", "model_type", "Input should"):
+        assert internal not in message, message

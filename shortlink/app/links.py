@@ -39,10 +39,12 @@ class Links:
         fetch_titles: bool,
         changed: Callable[[str], None] = _nothing,
         fetch_wanted: Callable[[], None] = _nothing,
+        blocked: frozenset[str] = frozenset(),
     ):
         """`changed(code)` runs after a link is created, changed or deleted (the visitor
-        cache forgets it); `fetch_wanted()` after a link that wants its title fetched."""
-        self.db, self.hosts = db, hosts
+        cache forgets it); `fetch_wanted()` after a link that wants its title fetched;
+        `blocked`: the destination hosts no link of any door may lead to."""
+        self.db, self.hosts, self.blocked = db, hosts, blocked
         self.daily_limit, self.fetch_titles = daily_limit, fetch_titles
         self._changed, self._fetch_wanted = changed, fetch_wanted
 
@@ -60,6 +62,7 @@ class Links:
             password_hash=await hash_password(body.password),
             fetch_title=self.fetch_titles,
             source=source,
+            blocked=self.blocked,
         )
         self._changed(link.short_code)
         if self.fetch_titles and body.title is None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit
 
+from shortlink.controls import CONTROL_CHARACTERS
 from shortlink.errors import ValidationError
 from shortlink.ids import random_string
 
@@ -20,7 +21,6 @@ MAX_URL_LENGTH = 2048
 RANDOM_CODE_LENGTH = 6
 CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{3,32}")
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 # Compared case-insensitively. Every top-level path the service serves, plus
 # words people would mistake for the service's own pages.
@@ -98,9 +98,9 @@ def _authority(url: str) -> str:
 
 def refuse_invisible_characters(field: str, text: str) -> None:
     """Control characters (C0, DEL, C1), Unicode line and paragraph separators and bidi
-    controls: invisible or disruptive in pages, logs and terminals, never needed in a URL
-    or title."""
-    found = _INVISIBLE.search(text)
+    controls (shortlink.controls): invisible or disruptive in pages, logs and terminals,
+    never needed in a URL, a title, a description, an e-mail address or a name."""
+    found = CONTROL_CHARACTERS.search(text)
     if found is not None:
         raise ValidationError(field, f"must not contain control characters (U+{ord(found.group()):04X})")
 
@@ -166,6 +166,7 @@ def validate_description(description: str) -> str:
         raise ValidationError("description", "must be 1-500 characters")
     if not description.strip():
         raise ValidationError("description", "must not be blank")
+    refuse_invisible_characters("description", description)
     return description
 
 

@@ -16,7 +16,7 @@ from msgspec import UNSET
 
 from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
 from shortlink.ids import new_id
-from shortlink.links import rules
+from shortlink.links import public, rules
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import links as store
@@ -59,15 +59,18 @@ def create_link(
     password_hash: str | None = None,
     fetch_title: bool = True,
     source: Source | None = "API",
+    blocked: frozenset[str] = frozenset(),
 ) -> Link:
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread). `is_ours` tells the service's own hosts,
-    `base` is the short URL base the account's links show."""
+    `base` is the short URL base the account's links show, `blocked` the operator's
+    blocklist (links.public.blocked_hosts), which every door honours."""
     if body.custom_code is not None:
         rules.validate_custom_code(body.custom_code)
     for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
         if url is not None:
             rules.validate_url(field, url)
+            public.refuse_blocked(field, url, blocked)
             if body.custom_code is not None:  # a random code is new: nothing can point at it yet
                 rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
     if body.title is not None:

@@ -40,7 +40,7 @@ class Bound:
     app is built once and can be bound to new parts (`bind`): the test suite binds each test's
     fresh database to an app it already built, instead of building an app per test."""
 
-    __slots__ = ("country_header", "https", "mcp", "services")
+    __slots__ = ("country_header", "https", "mcp", "services", "trusted_proxies")
 
     def __init__(self, config: Config):
         self.set(config)
@@ -50,6 +50,7 @@ class Bound:
         self.mcp = McpEndpoint(self.services)
         self.country_header = config.network.country_header.lower().encode() or b"\x00"
         self.https = config.short_host.startswith("https://")
+        self.trusted_proxies = config.trusted_networks
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Litestar) -> AsyncIterator[None]:

@@ -17,7 +17,8 @@ from litestar.params import FromPath
 
 from shortlink import qr
 from shortlink.app.bio import RenderedPage
-from shortlink.pages import CONTENT_SECURITY_POLICY
+from shortlink.network import address_of
+from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 PAGE_HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-cache"),
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"content-security-policy", BIO_CONTENT_SECURITY_POLICY.encode()),
     (b"referrer-policy", b"no-referrer-when-downgrade"),
     (b"x-content-type-options", b"nosniff"),
 ]
@@ -63,7 +64,7 @@ def _handle_of(name: str, method: str) -> str:
 
 
 def bio_handlers(bound: Bound) -> list:
-    """The routes, reading the app's current Bio from `bound` (web.app)."""
+    """The routes, reading the app's current Bio and trusted proxies from `bound` (web.app)."""
 
     def host_of(request: Request) -> str:
         return request.headers.get("host", "").lower()
@@ -77,8 +78,10 @@ def bio_handlers(bound: Bound) -> list:
             return Answer(respond.not_found(), head=method == "HEAD")
         if method == "GET":
             headers = request.headers
+            client = request.scope.get("client")
             bio.count_view(
                 page,
+                address_of(client[0] if client else "", headers.get("x-forwarded-for"), bound.trusted_proxies)[0],
                 headers.get("user-agent", ""),
                 headers.get("sec-ch-ua-platform", ""),
                 headers.get("sec-ch-ua-mobile", ""),
