@@ -48,7 +48,7 @@ _ENGINE = re.compile(
 # when they name no engine; those here also appear beside one. Lower case, matched against the
 # lowercased agent: re.IGNORECASE makes so long an alternation several times slower (docs/bots.md).
 _PROGRAM_WORDS = re.compile(
-    r"https?://|\bwww\.|\+http|\w@\w|^[\w-]+,? mozilla/|"  # a link, an address, a bare name before "Mozilla"
+    r"https?://|\bwww\.|\+http|@[a-z][\w-]*\.[a-z]{2}|"  # a link or an e-mail address ("android@62.0" is neither)
     r"synthetic|monitor|uptime|pingdom|catchpoint|site24x7|statuscake|"
     r"screenshot|preview|unfurl|thumb|wkhtmlto|webkit2png|\bscan|probe|crawl|spider|scrap|fetch|checker|validator|"
     r"headless|phantomjs|selenium|webdriver|puppeteer|playwright|lighthouse|\bptst\b|gtmetrix|zombie\.js|"
