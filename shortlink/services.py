@@ -32,6 +32,7 @@ from shortlink.storage import Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.visits.cache import LinkCache
+from shortlink.visits.countries import open_table
 from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
 
@@ -106,7 +107,13 @@ class Services:
         self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.caches)
         link_changed = self.caches.discard if self.link_changes is None else self.link_changes.changed
         shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
-        self.recorder = ClickRecorder(self.db, config.clicks, shared_keys=shared_keys, is_ours=self.hosts.is_ours)
+        self.recorder = ClickRecorder(
+            self.db,
+            config.clicks,
+            shared_keys=shared_keys,
+            is_ours=self.hosts.is_ours,
+            countries=open_table(config.geoip.path),
+        )
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0

@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, date, datetime
 
 import psycopg
 import pytest
 
 from shortlink.storage import connect, postgresql
 from tests.conftest import run_cli
+from tests.countries import write_country_file
 from tests.live_server import free_port
 from tests.redis_server import RedisServer
 
@@ -67,11 +69,33 @@ def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install,
     assert facts["database"] == str(database) and facts["redis_version"]
     assert facts["integrity"] == "ok" and facts["migrations_applied"] == facts["migrations_shipped"] > 0
     assert facts["wal_bytes"] >= 0 and facts["free_disk_bytes"] > 0
-    for package in ("geoip2fast", "crawler-user-agents", "device-detector"):
+    for package in ("crawler-user-agents", "device-detector"):
         assert facts[package]["present"] and facts[package]["version"]
-    assert facts["geoip2fast"]["date"] >= "2020-01-01"
+    assert facts["geoip"]["table"].startswith("iptocc ") and facts["geoip"]["date"] >= "2026-10-01"
     human = run_cli("doctor", "--config", str(config), "--db", str(database))
     assert human.stdout.rstrip().endswith("healthy") and "(environment)" in human.stdout
+    assert f'"date": "{facts["geoip"]["date"]}"' in human.stdout
+
+
+def test_the_operators_country_file_is_shown_with_its_date_and_an_old_one_is_noted(install, monkeypatch, tmp_path):
+    config, database = install
+    fresh = write_country_file(tmp_path / "fresh.mmdb", {"8.8.8.0/24": "US"})
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(fresh))
+    code, report = doctor(config, database)
+    assert code == 0 and report["facts"]["geoip"]["date"] == date.today().isoformat()
+    assert str(fresh) in report["facts"]["geoip"]["table"]
+    assert not [f for f in report["findings"] if f["check"] == "data files"]
+
+    old = write_country_file(tmp_path / "old.mmdb", {"8.8.8.0/24": "US"}, built=datetime(2024, 6, 18, tzinfo=UTC))
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(old))
+    code, report = doctor(config, database)
+    notes = [f"{f['message']} / {f['fix']}" for f in report["findings"] if f["check"] == "data files"]
+    assert code == 0 and report["facts"]["geoip"]["date"] == "2024-06-18"
+    assert len(notes) == 1 and "from 2024-06-18" in notes[0] and "pip install -U iptocc" in notes[0]
+
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(tmp_path / "absent.mmdb"))
+    code, report = doctor(config, database)
+    assert code == 1 and any("[geoip] path" in problem and "absent.mmdb" in problem for problem in problems(report))
 
 
 @pytest.mark.parametrize(
