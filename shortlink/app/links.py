@@ -14,6 +14,7 @@ from collections.abc import Callable
 from shortlink import qr
 from shortlink.app.hosts import Hosts
 from shortlink.links import rules, service
+from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Database
 from shortlink.times import utcnow
@@ -91,6 +92,12 @@ class Links:
     async def delete(self, account_id: int, link_id: str) -> None:
         code = await self.db.write(service.delete_link, account_id, link_id)
         self._changed(code)
+
+    async def tags(self, account_id: int, link_id: str) -> tagging.LinkTags:
+        return await self.db.read(tagging.link_tags, account_id, link_id)
+
+    async def set_tags(self, account_id: int, link_id: str, body: tagging.SetTags) -> tagging.LinkTags:
+        return await self.db.write(tagging.set_link_tags, account_id, link_id, body.tags)
 
     async def qr_code(self, account_id: int, link_id: str, options: qr.QrOptions) -> qr.QrImage:
         """The QR code of the link's short URL (its custom domain's, when connected)."""

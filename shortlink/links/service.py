@@ -116,7 +116,7 @@ def create_link(
 
 
 def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str) -> Link:
-    return to_link(_owned_row(conn, account_id, link_id), base)
+    return to_link(owned_row(conn, account_id, link_id), base)
 
 
 def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
@@ -127,7 +127,7 @@ def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
     return account_id
 
 
-def _owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
+def owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
     row = store.link_of_account(conn, account_id, link_id)
     if row is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
@@ -147,6 +147,7 @@ def list_links(
         platform=query.platform.value if query.platform else None,
         is_active=query.is_active,
         source=query.source,
+        tag=query.tag,
     )
     pages = math.ceil(total / query.limit)
     return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
@@ -163,7 +164,7 @@ def update_link(
     password_hash: str | None = None,
 ) -> tuple[Link, str]:
     """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if patch.title is not UNSET:
         changes["title"] = rules.validate_title(patch.title)
@@ -191,7 +192,7 @@ def _later_than(stamp: str) -> datetime:
 
 def delete_link(conn: sqlite3.Connection, account_id: int, link_id: str) -> str:
     """Delete the link with its clicks and rollups; returns its short code."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     store.delete_link(conn, row["id"])
     return row["short_code"]
 

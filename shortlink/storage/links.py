@@ -116,6 +116,7 @@ def list_links(
     platform: str | None,
     is_active: bool | None,
     source: str | None = None,
+    tag: str | None = None,
 ) -> tuple[list[sqlite3.Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where: list[str] = ["account_id = ?"]
@@ -148,6 +149,9 @@ def list_links(
     if source is not None:
         where.append("source = ?")
         params.append(source)
+    if tag is not None:
+        where.append("id IN (SELECT link_id FROM link_tags WHERE account_id = ? AND name = ?)")
+        params.extend([account_id, tag])
     condition = " AND ".join(where)
     total = conn.execute(f"SELECT count(*) FROM links WHERE {condition}", params).fetchone()[0]
     rows = conn.execute(

@@ -47,9 +47,18 @@ class LinkController(Controller):
         short_code: Annotated[str | None, QueryParameter(name="shortCode", description="Exact short code")] = None,
         platform: FromQuery[Platform | None] = None,
         is_active: Annotated[bool | None, QueryParameter(name="isActive")] = None,
+        tag: Annotated[
+            str | None, QueryParameter(description="Extension: only links carrying this tag (exact name)")
+        ] = None,
     ) -> LinkListResponse:
         query = LinkFilter(
-            page=page, limit=limit, search=search, short_code=short_code, platform=platform, is_active=is_active
+            page=page,
+            limit=limit,
+            search=search,
+            short_code=short_code,
+            platform=platform,
+            is_active=is_active,
+            tag=tag,
         )
         links, pagination = await services.links.list(principal.account_id, query)
         return LinkListResponse(links, pagination)
