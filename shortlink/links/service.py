@@ -63,19 +63,7 @@ def create_link(
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread). `is_ours` tells the service's own hosts,
     `base` is the short URL base the account's links show."""
-    if body.custom_code is not None:
-        rules.validate_custom_code(body.custom_code)
-    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
-        if url is not None:
-            rules.validate_url(field, url)
-            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
-                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
-    if body.title is not None:
-        rules.validate_title(body.title)
-    if body.description is not None:
-        rules.validate_description(body.description)
-    if body.password is not None:
-        rules.validate_password(body.password)
+    check_new_link(body, is_ours)
     expires_at = (
         to_iso(rules.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
     )
@@ -113,6 +101,24 @@ def create_link(
     if body.custom_code:
         raise ConflictError(f"customCode '{body.custom_code}' is already taken")
     raise ConflictError("Could not find a free short code; please retry")
+
+
+def check_new_link(body: CreateLink, is_ours: Callable[[str], bool]) -> None:
+    """The rules a new link must meet, but for its expiry (which depends on the moment):
+    `create_link` checks them, and an import's dry run without writing."""
+    if body.custom_code is not None:
+        rules.validate_custom_code(body.custom_code)
+    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
+        if url is not None:
+            rules.validate_url(field, url)
+            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
+                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
+    if body.title is not None:
+        rules.validate_title(body.title)
+    if body.description is not None:
+        rules.validate_description(body.description)
+    if body.password is not None:
+        rules.validate_password(body.password)
 
 
 def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str) -> Link:

@@ -62,6 +62,10 @@ def validate_name(name: str) -> str:
     rules.refuse_invisible_characters("tags", name)
     if any(separator in name for separator in SEPARATORS):
         raise ValidationError("tags", f"a tag name must not contain {' or '.join(SEPARATORS)}")
+    if re.search(r"#[0-9a-fA-F]{6}$", name):
+        raise ValidationError(
+            "tags", "a tag name must not end in a colour (#rrggbb): the CSV's tags column reads it so"
+        )
     return name
 
 

@@ -1,0 +1,130 @@
+"""What every importer produces: rows to import, or bad rows with their line and reason."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import UTC, datetime
+
+import msgspec
+
+from shortlink.errors import ValidationError
+from shortlink.links import rules
+from shortlink.times import to_iso
+
+
+class ImportedVisit(msgspec.Struct, frozen=True):
+    """A click the source recorded. `country` is ISO alpha-2 when the source knew it."""
+
+    ts_ms: int
+    user_agent: str = ""
+    referrer: str = ""
+    ip: str = ""
+    country: str = ""
+    is_bot: bool = False  # the source's own verdict; ours is added when the agent is known
+
+
+class ImportRow(msgspec.Struct, kw_only=True):
+    """One link to import. `line` is where it starts in the file (1 for the first line), or
+    its position in a JSON file's list (1 for the first item)."""
+
+    line: int
+    url: str
+    code: str | None = None
+    title: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+    colours: dict[str, str] = {}  # tag name -> #rrggbb, when the source has colours
+    created_at: str | None = None  # ISO 8601 UTC
+    expires_at: str | None = None
+    ios_url: str | None = None
+    android_url: str | None = None
+    is_active: bool = True
+    password_hash: str | None = None  # only from this service's own export
+    visits: list[ImportedVisit] = []
+
+
+class BadRow(msgspec.Struct, frozen=True):
+    line: int
+    reason: str
+
+
+class FileError(ValueError):
+    """The file as a whole cannot be read as the source's format: one line for the CLI."""
+
+
+def decode(data: bytes) -> str:
+    """The file's text: UTF-8 (a byte-order mark is dropped), else Windows-1252, which is
+    what spreadsheets and MySQL's latin1 write (every byte decodes, so nothing is lost)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def csv_records(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header (lower-cased, trimmed) and each record as {column: value} with the line
+    it starts on. Empty records are left out; the delimiter is sniffed (`,` `;` or tab)."""
+    sample = text[:4096]
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    try:
+        header = [name.strip().lower() for name in next(reader)]
+    except StopIteration:
+        raise FileError("the file is empty") from None
+    except csv.Error as exc:
+        raise FileError(f"not a CSV file: {exc}") from None
+    records = []
+    line = reader.line_num + 1
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise FileError(f"line {line}: {exc}") from None
+        if any(value.strip() for value in values):
+            records.append((line, dict(zip(header, values, strict=False))))
+        line = reader.line_num + 1
+    return header, records
+
+
+def first_of(record: dict[str, str], *names: str) -> str | None:
+    """The first non-blank value among these columns (a tool names a column several ways)."""
+    for name in names:
+        value = record.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def column_of(header: list[str], *names: str) -> str | None:
+    return next((name for name in names if name in header), None)
+
+
+_NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+# Bitly writes offsets without a colon (+0000), which fromisoformat reads since 3.11.
+
+
+def iso_time(field: str, text: str) -> str:
+    """A source's date-time as our ISO 8601 UTC text. A time without offset (YOURLS and
+    Kutt keep their server's) is read as UTC; a Unix time in seconds is accepted too."""
+    text = text.strip()
+    if text.isdigit():
+        return to_iso(datetime.fromtimestamp(int(text), UTC))
+    if _NAIVE.match(text):
+        text = (text.replace(" ", "T") if "T" not in text and " " in text else text) + (
+            "T00:00:00Z" if len(text) == 10 else "Z"
+        )
+    try:
+        return to_iso(rules.parse_time(field, text))
+    except ValidationError as exc:
+        raise ValueError(f"{exc.message} (got {text!r})") from None
+
+
+def epoch_ms(field: str, text: str) -> int:
+    return int(datetime.fromisoformat(iso_time(field, text).replace("Z", "+00:00")).timestamp() * 1000)
