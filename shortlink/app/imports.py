@@ -33,6 +33,7 @@ from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink
+from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.storage import open_database, transaction
 from shortlink.storage import tags as tag_store
@@ -213,7 +214,7 @@ def apply_chunk(
                     now=from_iso(row.created_at) if row.created_at else now,
                     password_hash=row.password_hash,
                     fetch_title=False,
-                    source=None,
+                    source=row.source,
                 )
                 stored = link_store.link_by_code(conn, link.short_code)
                 assert stored is not None, "created just now"
@@ -259,16 +260,20 @@ async def run_import(
         db, msgspec.structs.replace(config.clicks, batch_size=CLICK_BATCH, queue_size=2 * CLICK_BATCH)
     )
     try:
-        account = await db.write(accounts.ensure_account, email)
+        if dry_run:  # changes nothing, not even a new account (which has no links: id 0 matches none)
+            found = await db.read(account_store.account_by_email, email)
+            account_id = 0 if found is None else found["id"]
+        else:
+            account_id = (await db.write(accounts.ensure_account, email))["id"]
         hosts = await db.read(Hosts.load, config.short_host, config.links.domains)
-        planned = await db.read(plan, account["id"], rows, policy, hosts.is_ours)
+        planned = await db.read(plan, account_id, rows, policy, hosts.is_ours)
         stopped = policy == "fail" and any(item.conflict for item in planned)
         if not dry_run and not stopped:
             now = utcnow()
             for start in range(0, len(planned), CHUNK_ROWS):
                 chunk = planned[start : start + CHUNK_ROWS]
-                for link_id, visits in await db.write(apply_chunk, account["id"], chunk, hosts, now):
-                    for click in _clicks(link_id, account["id"], visits):
+                for link_id, visits in await db.write(apply_chunk, account_id, chunk, hosts, now):
+                    for click in _clicks(link_id, account_id, visits):
                         recorder.record(click)
                         if recorder.pending >= CLICK_BATCH:
                             await recorder.flush()
@@ -320,6 +325,7 @@ def export_records(conn, account_id: int) -> Iterator[dict[str, str]]:
                 "android_url": row["android_url"] or "",
                 "is_active": "true" if row["is_active"] else "false",
                 "password_hash": row["password_hash"] or "",
+                "source": row["source"] or "",
             }
         after = page[-1]["id"]
 

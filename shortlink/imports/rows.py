@@ -11,6 +11,7 @@ import msgspec
 
 from shortlink.errors import ValidationError
 from shortlink.links import rules
+from shortlink.links.schema import Source
 from shortlink.times import to_iso
 
 
@@ -42,6 +43,7 @@ class ImportRow(msgspec.Struct, kw_only=True):
     android_url: str | None = None
     is_active: bool = True
     password_hash: str | None = None  # only from this service's own export
+    source: Source | None = None  # where the link was first made, from this service's own export
     visits: list[ImportedVisit] = []
 
 
