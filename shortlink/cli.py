@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--platform", choices=[platform.value for platform in Platform])
     listing.add_argument("--short-code")
     listing.add_argument("--source", choices=SOURCES, help="where the link was made")
+    listing.add_argument("--tag", help="only links carrying this tag (exact name)")
     state = listing.add_mutually_exclusive_group()
     state.add_argument("--active", dest="is_active", action="store_true", default=None)
     state.add_argument("--inactive", dest="is_active", action="store_false")
@@ -241,6 +242,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
         platform=Platform(args.platform) if args.platform else None,
         is_active=args.is_active,
         source=args.source,
+        tag=args.tag,
     )
     if not 1 <= query.limit <= 100:
         raise ValidationError("--limit", "must be from 1 to 100")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Literal
@@ -86,7 +87,7 @@ class _Planned(msgspec.Struct):
 class _Known:
     """What the plan knows of codes: the database's, and those claimed by earlier rows."""
 
-    def __init__(self, destinations: list, account_id: int):
+    def __init__(self, destinations: list[sqlite3.Row], account_id: int):
         self.account_id = account_id
         self.by_moment = {(row["original_url"], row["created_at"]): row["short_code"] for row in destinations}
         self.by_url = {row["original_url"]: row["short_code"] for row in destinations}
@@ -95,14 +96,20 @@ class _Known:
 
 
 def plan(
-    conn, account_id: int, rows: list[ImportRow | BadRow], policy: Policy, is_ours: Callable[[str], bool]
+    conn: sqlite3.Connection,
+    account_id: int,
+    rows: list[ImportRow | BadRow],
+    policy: Policy,
+    is_ours: Callable[[str], bool],
 ) -> list[_Planned]:
     """Each row's outcome, reading only."""
     known = _Known(link_store.destinations_of_account(conn, account_id), account_id)
     return [_plan_row(conn, row, policy, is_ours, known) for row in rows]
 
 
-def _plan_row(conn, row: ImportRow | BadRow, policy: Policy, is_ours: Callable[[str], bool], known: _Known) -> _Planned:
+def _plan_row(
+    conn: sqlite3.Connection, row: ImportRow | BadRow, policy: Policy, is_ours: Callable[[str], bool], known: _Known
+) -> _Planned:
     if isinstance(row, BadRow):
         return _Planned(Outcome(row.line, "error", reason=row.reason))
     refused = _Planned(Outcome(row.line, "error", code=row.code, url=row.url))
@@ -135,7 +142,9 @@ class _Existing(msgspec.Struct, frozen=True):
     code: str
 
 
-def _code_for(conn, row: ImportRow, policy: Policy, known: _Known) -> tuple[str | _Existing | None, str | None, bool]:
+def _code_for(
+    conn: sqlite3.Connection, row: ImportRow, policy: Policy, known: _Known
+) -> tuple[str | _Existing | None, str | None, bool]:
     """(code to create with, None for a random one, or the _Existing link the row already
     is; a note for the report; whether the row is a conflict the policy refuses)."""
     if row.code is None:
@@ -167,7 +176,7 @@ def _code_for(conn, row: ImportRow, policy: Policy, known: _Known) -> tuple[str 
     return None, f"code {row.code!r} {first_problem}, and so are its suffixes up to -{MAX_SUFFIX}", True
 
 
-def _taken(conn, code: str, url: str, known: _Known) -> str | _Existing | None:
+def _taken(conn: sqlite3.Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
     """Why `code` cannot be created for `url` (None: it can), or the _Existing link it is."""
     if code.lower() in rules.RESERVED_CODES:
         return "is reserved here"
@@ -193,7 +202,7 @@ def _body(row: ImportRow) -> CreateLink:
 
 
 def apply_chunk(
-    conn, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+    conn: sqlite3.Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
 ) -> list[tuple[int, list[ImportedVisit]]]:
     """Create the chunk's planned links, each in its own transaction (a failure refuses its
     row only); returns (internal link id, visits) of each created link."""
@@ -307,7 +316,7 @@ def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) 
 EXPORT_PAGE = 1000
 
 
-def export_records(conn, account_id: int) -> Iterator[dict[str, str]]:
+def export_records(conn: sqlite3.Connection, account_id: int) -> Iterator[dict[str, str]]:
     """The account's links, oldest first, as generic CSV records, a page at a time."""
     after = 0
     while page := link_store.links_after(conn, account_id, after, EXPORT_PAGE):
