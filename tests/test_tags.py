@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from shortlink import accounts
-from tests.conftest import bearer
+from tests.conftest import bearer, run_cli
 from tests.helpers import error_of
 
 
@@ -16,7 +18,7 @@ def create(client, auth, url: str = "https://example.com/", **fields) -> dict:
 
 
 @pytest.mark.both_backends
-def test_tags_are_replaced_read_back_and_filter_the_link_list(client, auth):
+def test_tags_are_replaced_read_back_and_filter_the_link_list(client, auth, storage):
     first = create(client, auth, "https://example.com/a")
     second = create(client, auth, "https://example.com/b")
     create(client, auth, "https://example.com/c")
@@ -41,6 +43,9 @@ def test_tags_are_replaced_read_back_and_filter_the_link_list(client, auth):
     assert client.get("/api/v1/links", params={"tag": "SPRING"}, headers=auth).json()["data"] == []
     # The spec's Link object gains no field.
     assert "tags" not in listed["data"][0]
+    # The CLI's list takes the same filter.
+    result = run_cli("links", "list", "--email", "owner@example.com", "--tag", "spring", "--json", "--db", storage)
+    assert [link["id"] for link in json.loads(result.stdout)["data"]] == [second["id"], first["id"]]
 
     # A colour given again changes the name's colour on every link of the account.
     client.put(
