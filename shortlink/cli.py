@@ -437,7 +437,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
     except FileError as exc:
         raise ShortlinkError(_printable(f"{args.file} is not a {args.source} export: {exc}")) from None
     config = _config(args)
-    with progress("import", 0 if args.dry_run else len(rows), "rows") as done:
+    with stop_on_interrupt() as stop, progress("import", 0 if args.dry_run else len(rows), "rows") as done:
         report = asyncio.run(
             run_import(
                 config,
@@ -447,6 +447,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
                 policy=args.on_conflict,
                 dry_run=args.dry_run,
                 on_rows=done.advance,
+                stop=stop,
             )
         )
     lines = [_outcome_line(outcome) for outcome in report.rows]
@@ -458,6 +459,8 @@ def cmd_import(args: argparse.Namespace) -> Output:
     if not report.dry_run and not report.applied:
         summary = f"nothing imported: a code conflicts and --on-conflict is fail; {summary.split('; ', 1)[1]}"
     text = "\n".join([*lines, summary])
+    if report.interrupted:
+        raise Interrupted(f"interrupted: {summary}; the rows not reached were not imported")
     if report.errors or (not report.dry_run and not report.applied):
         raise Unhealthy(report, text)
     return report, text

@@ -315,3 +315,18 @@ def test_bad_input_is_one_line_never_a_traceback(db_path, tmp_path):
     assert "\x1b" not in result.stdout + result.stderr and "\\u001b" in result.stdout
     unknown = run_cli("export", "--email", "nobody@example.com", "--db", str(db_path), check=False)
     assert unknown.returncode == 2 and unknown.stderr == "shortlink: no account with e-mail nobody@example.com\n"
+
+
+def test_titles_from_other_tools_are_fitted_to_our_rules_not_refused(db_path, tmp_path, client, conn):
+    # YOURLS keeps a page's title as it was: line breaks, tabs, any length.
+    path = tmp_path / "titles.csv"
+    path.write_text(
+        'url,code,title\nhttps://example.com/t,long-title,"Line one\n\tline two"\n'
+        f"https://example.com/u,longer,{'x' * 250}\n"
+    )
+    code, report = import_json(str(db_path), "csv", path)
+    assert code == 0 and report["created"] == 2
+    assert report["rows"][1]["reason"] == "title cut to 200 characters"
+    key = accounts.create_key(conn, EMAIL).key
+    assert link_by_code(client, key, "long-title")["title"] == "Line one line two"
+    assert link_by_code(client, key, "longer")["title"] == "x" * 200

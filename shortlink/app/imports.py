@@ -34,6 +34,7 @@ from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink
+from shortlink.progress import StopRequest
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.storage import open_database, transaction
@@ -75,6 +76,7 @@ class ImportReport(msgspec.Struct):
     errors: int
     visits: int
     rows: list[Outcome]
+    interrupted: bool = False  # Ctrl-C: the rows before were imported, the rest were not
 
 
 class _Planned(msgspec.Struct):
@@ -115,7 +117,7 @@ def _plan_row(
     refused = _Planned(Outcome(row.line, "error", code=row.code, url=row.url))
     try:
         tags = tagging.validated([tagging.TagInput(name=name, colour=row.colours.get(name)) for name in row.tags])
-        body = _body(row)
+        body, changes = _body(row)
         service.check_new_link(body, is_ours)  # the destination, title... before the code
         if row.password_hash is not None:
             rules.validate_password_hash(row.password_hash)
@@ -135,6 +137,7 @@ def _plan_row(
     if row.code is None:
         known.planned[(row.url, row.created_at)] = row.line
         known.planned.setdefault((row.url, None), row.line)
+    note = "; ".join([*([note] if note else []), *changes]) or None
     return _Planned(Outcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
 
 
@@ -191,14 +194,29 @@ def _taken(conn: sqlite3.Connection, code: str, url: str, known: _Known) -> str 
     return "is taken"
 
 
-def _body(row: ImportRow) -> CreateLink:
-    return CreateLink(
-        original_url=row.url,
-        title=row.title,
-        description=row.description,
-        ios_url=row.ios_url,
-        android_url=row.android_url,
+TITLE_LENGTH, DESCRIPTION_LENGTH = 200, 500  # the API's limits (links.schema)
+
+
+def _body(row: ImportRow) -> tuple[CreateLink, list[str]]:
+    """The link to create, and what was changed to fit our rules, for the report."""
+    title, title_note = _fitted("title", row.title, TITLE_LENGTH)
+    description, description_note = _fitted("description", row.description, DESCRIPTION_LENGTH)
+    body = CreateLink(
+        original_url=row.url, title=title, description=description, ios_url=row.ios_url, android_url=row.android_url
     )
+    return body, [note for note in (title_note, description_note) if note]
+
+
+def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str | None]:
+    """A source's title or description as our rules take it: line breaks, tabs and runs of
+    spaces as one space (YOURLS keeps pages' titles as they were), blank as none, and cut to
+    `limit` characters rather than the whole link refused."""
+    if text is None:
+        return None, None
+    text = " ".join(text.split())
+    if len(text) > limit:
+        return text[:limit], f"{field} cut to {limit} characters"
+    return text or None, None
 
 
 def apply_chunk(
@@ -216,7 +234,7 @@ def apply_chunk(
                 link = service.create_link(
                     conn,
                     account_id,
-                    msgspec.structs.replace(_body(row), custom_code=item.outcome.code),
+                    msgspec.structs.replace(_body(row)[0], custom_code=item.outcome.code),
                     is_ours=hosts.is_ours,
                     base=hosts.base_for_account(account_id),
                     daily_limit=NO_DAILY_LIMIT,
@@ -259,9 +277,11 @@ async def run_import(
     policy: Policy = "skip",
     dry_run: bool = False,
     on_rows: Callable[[int], None] = lambda _count: None,
+    stop: StopRequest | None = None,
 ) -> ImportReport:
     """Import `rows` into the account of `email` (created, with Pro, if new); `on_rows(n)`
-    after every n rows done, for a progress bar."""
+    after every n rows done, for a progress bar. When `stop` is requested the import ends
+    between two chunks: the rows not reached are reported as skipped, every row before is in."""
     if policy not in POLICIES:
         raise ValidationError("--on-conflict", f"must be one of {', '.join(POLICIES)}")
     db = open_database(config.storage.location)
@@ -277,9 +297,16 @@ async def run_import(
         hosts = await db.read(Hosts.load, config.short_host, config.links.domains)
         planned = await db.read(plan, account_id, rows, policy, hosts.is_ours)
         stopped = policy == "fail" and any(item.conflict for item in planned)
+        interrupted = False
         if not dry_run and not stopped:
             now = utcnow()
             for start in range(0, len(planned), CHUNK_ROWS):
+                if stop is not None and stop.requested:
+                    interrupted = True
+                    for item in planned[start:]:
+                        if item.outcome.action == "create":
+                            item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
+                    break
                 chunk = planned[start : start + CHUNK_ROWS]
                 for link_id, visits in await db.write(apply_chunk, account_id, chunk, hosts, now):
                     for click in _clicks(link_id, account_id, visits):
@@ -288,7 +315,9 @@ async def run_import(
                             await recorder.flush()
                 on_rows(len(chunk))
             await recorder.flush()
-        return _report(source, planned, dry_run, applied=not dry_run and not stopped)
+        report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
+        report.interrupted = interrupted
+        return report
     finally:
         db.close()
 

@@ -67,13 +67,12 @@ def decode(data: bytes) -> str:
 
 def csv_records(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header (lower-cased, trimmed) and each record as {column: value} with the line
-    it starts on. Empty records are left out; the delimiter is sniffed (`,` `;` or tab)."""
-    sample = text[:4096]
-    try:
-        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    it starts on. Empty records are left out; `,`, `;` or a tab separates values."""
+    # The delimiter is the one the header line uses most: values may hold the others
+    # (a tags cell is `a;b`), and a header has no quoted text to mislead the count.
+    header_line = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=header_line.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
@@ -109,12 +108,12 @@ def column_of(header: list[str], *names: str) -> str | None:
 
 
 _NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
-# Bitly writes offsets without a colon (+0000), which fromisoformat reads since 3.11.
 
 
 def iso_time(field: str, text: str) -> str:
     """A source's date-time as our ISO 8601 UTC text. A time without offset (YOURLS and
-    Kutt keep their server's) is read as UTC; a Unix time in seconds is accepted too."""
+    Kutt keep their server's) is read as UTC; a Unix time in seconds is accepted too, and
+    Bitly's offsets without a colon (+0000)."""
     text = text.strip()
     if text.isdigit():
         return to_iso(datetime.fromtimestamp(int(text), UTC))
