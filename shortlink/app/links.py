@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+import msgspec
 
 from shortlink import qr
 from shortlink.app.hosts import Hosts
+from shortlink.errors import ShortlinkError, field_error
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
-from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
+from shortlink.links.schema import (
+    BulkItemResult,
+    CreateLink,
+    ItemError,
+    Link,
+    LinkFilter,
+    Pagination,
+    Source,
+    UpdateLink,
+)
 from shortlink.storage import Database
 from shortlink.times import utcnow
 
@@ -66,6 +79,21 @@ class Links:
         if self.fetch_titles and body.title is None:
             self._fetch_wanted()
         return link
+
+    async def create_many(self, account_id: int, items: list[dict[str, Any]], source: Source) -> list[BulkItemResult]:
+        """Create each item as `create` would, in order; a failed item fails only itself.
+        Every created link counts against the daily limit, as single creates do."""
+        results = []
+        for index, item in enumerate(items):
+            try:
+                body = msgspec.convert(item, CreateLink)
+                results.append(BulkItemResult(index, 201, data=await self.create(account_id, body, source)))
+            except msgspec.ValidationError as exc:
+                error = field_error(str(exc))
+                results.append(BulkItemResult(index, error.status, error=ItemError(error.code, error.message)))
+            except ShortlinkError as exc:
+                results.append(BulkItemResult(index, exc.status, error=ItemError(exc.code, exc.message)))
+        return results
 
     async def get(self, account_id: int, link_id: str) -> Link:
         return await self.db.read(service.get_link, account_id, link_id, self.hosts.base_for_account(account_id))

@@ -11,6 +11,8 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from shortlink.accounts import Principal
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import (
+    BulkCreateLinks,
+    BulkCreateResponse,
     CreateLink,
     DeletedLink,
     DeletedLinkResponse,
@@ -32,6 +34,25 @@ class LinkController(Controller):
         self, data: JSONBody[CreateLink], principal: NamedDependency[Principal], services: NamedDependency[Services]
     ) -> LinkResponse:
         return LinkResponse(await services.links.create(principal.account_id, data, source="API"))
+
+    @post(
+        "/bulk",
+        status_code=200,
+        responses=error_responses(),
+        summary="Create up to 100 links in one request, with a result per item (extension)",
+        description=(
+            "Each item of `links` is the body of POST /links, checked on its own: the result at its `index` has the"
+            " status that request would have answered, with the link (`data`) or the spec's error (`error`)."
+            " The request counts once against the per-minute limit; every created link counts against the daily one."
+        ),
+    )
+    async def create_many(
+        self,
+        data: JSONBody[BulkCreateLinks],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+    ) -> BulkCreateResponse:
+        return BulkCreateResponse(await services.links.create_many(principal.account_id, data.links, source="API"))
 
     @get("/", responses=error_responses(), summary="List the account's links, newest first")
     async def list(
