@@ -32,6 +32,7 @@ OPERATIONS = {
     ("GET", "/api/v1/links/{id}/qr"): {"200", "304", "400", "401", "403", "404", "429", "500"},
     # Extensions beside the spec's operations (issue 37: bulk create, tags).
     ("POST", "/api/v1/links/bulk"): {"200", "400", "401", "403", "429", "500"},
+    ("POST", "/api/v1/links/bulk/actions"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
 }

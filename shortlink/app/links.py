@@ -19,16 +19,8 @@ from shortlink.app.hosts import Hosts
 from shortlink.errors import ShortlinkError, field_error
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
-from shortlink.links.schema import (
-    BulkItemResult,
-    CreateLink,
-    ItemError,
-    Link,
-    LinkFilter,
-    Pagination,
-    Source,
-    UpdateLink,
-)
+from shortlink.links.bulk import BulkActionResult, BulkItemResult, BulkLinkAction, ItemError, check_action
+from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Database
 from shortlink.times import utcnow
 
@@ -94,6 +86,30 @@ class Links:
             except ShortlinkError as exc:
                 results.append(BulkItemResult(index, exc.status, error=ItemError(exc.code, exc.message)))
         return results
+
+    async def act_on_many(self, account_id: int, body: BulkLinkAction) -> list[BulkActionResult]:
+        """Pause, resume, delete, tag or untag each link as its single request would, in
+        order; a link that fails (not found, too many tags) fails only itself."""
+        check_action(body)
+        results = []
+        for index, link_id in enumerate(body.ids):
+            try:
+                await self._act(account_id, body, link_id)
+                results.append(BulkActionResult(index, link_id, 200))
+            except ShortlinkError as exc:
+                results.append(BulkActionResult(index, link_id, exc.status, ItemError(exc.code, exc.message)))
+        return results
+
+    async def _act(self, account_id: int, body: BulkLinkAction, link_id: str) -> None:
+        if body.action == "delete":
+            await self.delete(account_id, link_id)
+        elif body.action in ("pause", "resume"):
+            await self.update(account_id, link_id, UpdateLink(is_active=body.action == "resume"))
+        elif body.action == "tag":
+            await self.db.write(tagging.add_link_tags, account_id, link_id, body.tags or [])
+        else:
+            names = [tag.name for tag in body.tags or []]
+            await self.db.write(tagging.remove_link_tags, account_id, link_id, names)
 
     async def get(self, account_id: int, link_id: str) -> Link:
         return await self.db.read(service.get_link, account_id, link_id, self.hosts.base_for_account(account_id))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -113,34 +113,3 @@ class LinkFilter(msgspec.Struct, frozen=True, kw_only=True):
     is_active: bool | None = None
     source: Source | None = None  # not an API filter; the dashboard and CLI use it
     tag: str | None = None  # an extension of the API's filters (issue 37)
-
-
-# Extension beside the spec's resources (issue 37): many links in one request.
-MAX_BULK_LINKS = 100
-
-
-class BulkCreateLinks(msgspec.Struct, forbid_unknown_fields=True):
-    """Each item is a CreateLink body, checked on its own: one bad item fails only itself."""
-
-    links: Annotated[list[dict[str, Any]], Meta(min_length=1, max_length=MAX_BULK_LINKS)]
-
-
-class ItemError(msgspec.Struct):
-    """The spec's error object, for one item of a bulk request."""
-
-    code: str
-    message: str
-
-
-class BulkItemResult(msgspec.Struct, omit_defaults=True):
-    """`status` is what the single request would have answered: 201 with `data`, or the
-    error's status with `error`."""
-
-    index: int
-    status: int
-    data: Link | None = None
-    error: ItemError | None = None
-
-
-class BulkCreateResponse(msgspec.Struct):
-    data: list[BulkItemResult]

@@ -114,3 +114,17 @@ def store_tags(conn: sqlite3.Connection, account_id: int, row_id: int, tags: lis
     known = store.colours_of(conn, account_id, [tag.name for tag in tags if tag.colour is None])
     pairs = [(tag.name, tag.colour or known.get(tag.name, DEFAULT_COLOUR)) for tag in tags]
     store.replace_link_tags(conn, row_id, account_id, pairs)
+
+
+def add_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:
+    """The link keeps its tags and gains these (a colour given replaces the name's)."""
+    given = {tag.name.strip(): tag for tag in tags}
+    kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
+    merged = [given.pop(tag.name, tag) for tag in kept] + list(given.values())
+    return set_link_tags(conn, account_id, link_id, merged)
+
+
+def remove_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, names: list[str]) -> LinkTags:
+    gone = {name.strip() for name in names}
+    kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
+    return set_link_tags(conn, account_id, link_id, [tag for tag in kept if tag.name not in gone])

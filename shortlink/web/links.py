@@ -9,10 +9,9 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from shortlink.accounts import Principal
+from shortlink.links.bulk import BulkActionResponse, BulkCreateLinks, BulkCreateResponse, BulkLinkAction
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import (
-    BulkCreateLinks,
-    BulkCreateResponse,
     CreateLink,
     DeletedLink,
     DeletedLinkResponse,
@@ -53,6 +52,25 @@ class LinkController(Controller):
         services: NamedDependency[Services],
     ) -> BulkCreateResponse:
         return BulkCreateResponse(await services.links.create_many(principal.account_id, data.links, source="API"))
+
+    @post(
+        "/bulk/actions",
+        status_code=200,
+        responses=error_responses(),
+        summary="Pause, resume, delete, tag or untag up to 1000 links in one request (extension)",
+        description=(
+            "Each id gets a result at its `index`: status 200, or the status and the spec's error its single request"
+            " would have given (404 for a link not in this account). A deleted link goes with its clicks and"
+            " rollups and stops redirecting at once, as with DELETE /links/{id}."
+        ),
+    )
+    async def act_on_many(
+        self,
+        data: JSONBody[BulkLinkAction],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+    ) -> BulkActionResponse:
+        return BulkActionResponse(await services.links.act_on_many(principal.account_id, data))
 
     @get("/", responses=error_responses(), summary="List the account's links, newest first")
     async def list(
