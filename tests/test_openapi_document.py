@@ -33,6 +33,8 @@ OPERATIONS = {
     # Extensions beside the spec's operations (issue 37: bulk create, tags).
     ("POST", "/api/v1/links/bulk"): {"200", "400", "401", "403", "429", "500"},
     ("POST", "/api/v1/links/bulk/actions"): {"200", "400", "401", "403", "429", "500"},
+    ("GET", "/api/v1/links/{id}/analytics/csv"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/analytics/csv"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
 }
