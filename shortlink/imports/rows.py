@@ -111,21 +111,27 @@ _NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 
 
 def iso_time(field: str, text: str) -> str:
-    """A source's date-time as our ISO 8601 UTC text. A time without offset (YOURLS and
-    Kutt keep their server's) is read as UTC; a Unix time in seconds is accepted too, and
-    Bitly's offsets without a colon (+0000)."""
+    """A source's date-time as our ISO 8601 UTC text (see `moment`)."""
+    return to_iso(moment(field, text))
+
+
+def epoch_ms(field: str, text: str) -> int:
+    """A source's date-time as Unix milliseconds, as clicks are stamped."""
+    return int(moment(field, text).timestamp() * 1000)
+
+
+def moment(field: str, text: str) -> datetime:
+    """A source's date-time in UTC. A time without offset (YOURLS and Kutt keep their
+    server's) is read as UTC; a Unix time in seconds is accepted too, and Bitly's offsets
+    without a colon (+0000)."""
     text = text.strip()
     if text.isdigit():
-        return to_iso(datetime.fromtimestamp(int(text), UTC))
+        return datetime.fromtimestamp(int(text), UTC)
     if _NAIVE.match(text):
         text = (text.replace(" ", "T") if "T" not in text and " " in text else text) + (
             "T00:00:00Z" if len(text) == 10 else "Z"
         )
     try:
-        return to_iso(rules.parse_time(field, text))
+        return rules.parse_time(field, text)
     except ValidationError as exc:
         raise ValueError(f"{exc.message} (got {text!r})") from None
-
-
-def epoch_ms(field: str, text: str) -> int:
-    return int(datetime.fromisoformat(iso_time(field, text).replace("Z", "+00:00")).timestamp() * 1000)
