@@ -33,6 +33,7 @@ CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, l
 TOOL_NAMES = {
     "whoami",
     "create_link",
+    "create_links",
     "list_links",
     "get_link",
     "update_link",
@@ -45,6 +46,7 @@ TOOL_NAMES = {
 ANNOTATIONS = {
     "whoami": (True, False, True),
     "create_link": (False, False, False),
+    "create_links": (False, False, False),
     "list_links": (True, False, True),
     "get_link": (True, False, True),
     "update_link": (False, True, True),
@@ -264,6 +266,22 @@ def same_report(mcp_report: dict[str, Any], api_report: dict[str, Any]) -> bool:
     over between the two calls; every click of the test is recent, so its sum cannot."""
     hourly = [sum(hour["clicks"] for hour in report.pop("clicksByHour", [])) for report in (mcp_report, api_report)]
     return mcp_report == api_report and hourly[0] == hourly[1]
+
+
+async def test_create_links_answers_what_the_bulk_endpoint_answers(server, key):
+    items = [
+        {"originalUrl": "https://example.com/one", "title": "Eins ✓"},
+        {"originalUrl": "ftp://example.com/"},
+        {"originalUrl": "https://example.com/two"},
+    ]
+    async with mcp_client(server, key) as client:
+        answer = (await call(client, "create_links", {"links": items})).structured_content
+    results = answer["data"]
+    assert [(item["index"], item["status"]) for item in results] == [(0, 201), (1, 400), (2, 201)]
+    assert results[1]["error"]["code"] == "VALIDATION_ERROR"
+    for item in (results[0], results[2]):
+        assert item["data"] == api_data(server, key, f"/links/{item['data']['id']}")
+        assert item["data"]["source"] == "MCP"
 
 
 async def test_a_request_without_a_valid_key_is_refused_with_401_before_the_sdk(server, key):
