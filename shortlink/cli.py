@@ -476,7 +476,12 @@ def cmd_export(args: argparse.Namespace) -> None:
         else:
             sys.stdout.writelines(msgspec.json.encode(record).decode() + "\n" for record in records)
 
-    _with_db(args, write)
+    try:
+        _with_db(args, write)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): nothing is wrong, and nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def cmd_backup(args: argparse.Namespace) -> Output:

@@ -4,6 +4,8 @@ row-by-row reports, conflict policies, idempotence, click history in analytics, 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -330,3 +332,13 @@ def test_titles_from_other_tools_are_fitted_to_our_rules_not_refused(db_path, tm
     key = accounts.create_key(conn, EMAIL).key
     assert link_by_code(client, key, "long-title")["title"] == "Line one line two"
     assert link_by_code(client, key, "longer")["title"] == "x" * 200
+
+
+def test_export_streams_and_a_reader_that_stops_early_is_no_error(db_path, tmp_path):
+    many = tmp_path / "many.csv"
+    many.write_text("url,title\n" + "".join(f"https://example.com/{n},{'t' * 60} {n}\n" for n in range(2500)))
+    assert run_cli("import", "csv", str(many), "--email", EMAIL, "--db", str(db_path)).returncode == 0
+    command = f"{sys.executable} -m shortlink export --email {EMAIL} --db {db_path} | head -n 2"
+    result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60, check=False)
+    assert result.stdout.splitlines()[0].startswith("url,code,title") and len(result.stdout.splitlines()) == 2
+    assert result.stderr == ""
