@@ -351,7 +351,7 @@ async def test_each_tool_call_counts_against_the_keys_budget_and_over_it_is_a_to
         assert error["code"] == "RATE_LIMITED"
         assert f"Rate limit of {REQUESTS_PER_MINUTE} requests per minute exceeded; retry in " in error["message"]
         assert result.content[0].text.startswith("RATE_LIMITED: ") and result.content[0].text.endswith(" s")
-        assert len((await client.list_tools(cache_mode="refresh")).tools) == 9  # listing is not a tool call
+        assert len((await client.list_tools(cache_mode="refresh")).tools) == len(TOOL_NAMES)  # not a tool call
     assert api(server, key, "GET", "/me")[0] == 429  # one budget for the API and MCP
 
 
