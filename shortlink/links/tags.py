@@ -90,11 +90,6 @@ def validated(tags: list[TagInput]) -> list[TagInput]:
     return checked
 
 
-def parse_names(text: str) -> list[TagInput]:
-    """The generic CSV's `tags` cell: names separated by `;`, blanks ignored."""
-    return [TagInput(name=part) for part in text.split(";") if part.strip()]
-
-
 def link_tags(conn: sqlite3.Connection, account_id: int, link_id: str) -> LinkTags:
     row = service.owned_row(conn, account_id, link_id)
     pairs = store.tags_of_links(conn, [row["id"]]).get(row["id"], [])
