@@ -33,6 +33,7 @@ CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, l
 TOOL_NAMES = {
     "whoami",
     "create_link",
+    "create_links",
     "list_links",
     "get_link",
     "update_link",
@@ -45,6 +46,7 @@ TOOL_NAMES = {
 ANNOTATIONS = {
     "whoami": (True, False, True),
     "create_link": (False, False, False),
+    "create_links": (False, False, False),
     "list_links": (True, False, True),
     "get_link": (True, False, True),
     "update_link": (False, True, True),
@@ -266,6 +268,22 @@ def same_report(mcp_report: dict[str, Any], api_report: dict[str, Any]) -> bool:
     return mcp_report == api_report and hourly[0] == hourly[1]
 
 
+async def test_create_links_answers_what_the_bulk_endpoint_answers(server, key):
+    items = [
+        {"originalUrl": "https://example.com/one", "title": "Eins ✓"},
+        {"originalUrl": "ftp://example.com/"},
+        {"originalUrl": "https://example.com/two"},
+    ]
+    async with mcp_client(server, key) as client:
+        answer = (await call(client, "create_links", {"links": items})).structured_content
+    results = answer["data"]
+    assert [(item["index"], item["status"]) for item in results] == [(0, 201), (1, 400), (2, 201)]
+    assert results[1]["error"]["code"] == "VALIDATION_ERROR"
+    for item in (results[0], results[2]):
+        assert item["data"] == api_data(server, key, f"/links/{item['data']['id']}")
+        assert item["data"]["source"] == "MCP"
+
+
 async def test_a_request_without_a_valid_key_is_refused_with_401_before_the_sdk(server, key):
     message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -333,7 +351,7 @@ async def test_each_tool_call_counts_against_the_keys_budget_and_over_it_is_a_to
         assert error["code"] == "RATE_LIMITED"
         assert f"Rate limit of {REQUESTS_PER_MINUTE} requests per minute exceeded; retry in " in error["message"]
         assert result.content[0].text.startswith("RATE_LIMITED: ") and result.content[0].text.endswith(" s")
-        assert len((await client.list_tools(cache_mode="refresh")).tools) == 9  # listing is not a tool call
+        assert len((await client.list_tools(cache_mode="refresh")).tools) == len(TOOL_NAMES)  # not a tool call
     assert api(server, key, "GET", "/me")[0] == 429  # one budget for the API and MCP
 
 

@@ -177,6 +177,14 @@ def validate_password(password: str) -> str:
 
 
 def parse_future_time(field: str, text: str, now: datetime) -> datetime:
+    moment = parse_time(field, text)
+    if moment <= now:
+        raise ValidationError(field, "must be in the future")
+    return moment
+
+
+def parse_time(field: str, text: str) -> datetime:
+    """An ISO 8601 date-time with a UTC offset, in UTC."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -187,8 +195,6 @@ def parse_future_time(field: str, text: str, now: datetime) -> datetime:
         moment = moment.astimezone(UTC)
     except OverflowError:  # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
         raise ValidationError(field, "must be between the years 1 and 9999 in UTC") from None
-    if moment <= now:
-        raise ValidationError(field, "must be in the future")
     return moment
 
 
@@ -197,6 +203,16 @@ def hash_password(password: str) -> str:
     digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
     encoded_salt, encoded_digest = base64.b64encode(salt).decode(), base64.b64encode(digest).decode()
     return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${encoded_salt}${encoded_digest}"
+
+
+_PASSWORD_HASH = re.compile(r"scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]+=*")
+
+
+def validate_password_hash(stored: str) -> str:
+    """A hash `hash_password` wrote, as an export carries it (the password never travels)."""
+    if not _PASSWORD_HASH.fullmatch(stored):
+        raise ValidationError("password_hash", "must be a hash written by this service's export")
+    return stored
 
 
 def verify_password(password: str, stored: str) -> bool:

@@ -65,20 +65,7 @@ def create_link(
     slow hash runs off the database thread). `is_ours` tells the service's own hosts,
     `base` is the short URL base the account's links show, `blocked` the operator's
     blocklist (links.public.blocked_hosts), which every door honours."""
-    if body.custom_code is not None:
-        rules.validate_custom_code(body.custom_code)
-    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
-        if url is not None:
-            rules.validate_url(field, url)
-            public.refuse_blocked(field, url, blocked)
-            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
-                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
-    if body.title is not None:
-        rules.validate_title(body.title)
-    if body.description is not None:
-        rules.validate_description(body.description)
-    if body.password is not None:
-        rules.validate_password(body.password)
+    check_new_link(body, is_ours, blocked)
     expires_at = (
         to_iso(rules.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
     )
@@ -118,8 +105,27 @@ def create_link(
     raise ConflictError("Could not find a free short code; please retry")
 
 
+def check_new_link(body: CreateLink, is_ours: Callable[[str], bool], blocked: frozenset[str] = frozenset()) -> None:
+    """The rules a new link must meet, but for its expiry (which depends on the moment):
+    `create_link` checks them, and an import's dry run without writing."""
+    if body.custom_code is not None:
+        rules.validate_custom_code(body.custom_code)
+    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
+        if url is not None:
+            rules.validate_url(field, url)
+            public.refuse_blocked(field, url, blocked)
+            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
+                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
+    if body.title is not None:
+        rules.validate_title(body.title)
+    if body.description is not None:
+        rules.validate_description(body.description)
+    if body.password is not None:
+        rules.validate_password(body.password)
+
+
 def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str) -> Link:
-    return to_link(_owned_row(conn, account_id, link_id), base)
+    return to_link(owned_row(conn, account_id, link_id), base)
 
 
 def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
@@ -130,7 +136,7 @@ def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
     return account_id
 
 
-def _owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
+def owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
     row = store.link_of_account(conn, account_id, link_id)
     if row is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
@@ -150,6 +156,7 @@ def list_links(
         platform=query.platform.value if query.platform else None,
         is_active=query.is_active,
         source=query.source,
+        tag=query.tag,
     )
     pages = math.ceil(total / query.limit)
     return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
@@ -166,7 +173,7 @@ def update_link(
     password_hash: str | None = None,
 ) -> tuple[Link, str]:
     """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if patch.title is not UNSET:
         changes["title"] = rules.validate_title(patch.title)
@@ -194,7 +201,7 @@ def _later_than(stamp: str) -> datetime:
 
 def delete_link(conn: sqlite3.Connection, account_id: int, link_id: str) -> str:
     """Delete the link with its clicks and rollups; returns its short code."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     store.delete_link(conn, row["id"])
     return row["short_code"]
 

@@ -28,6 +28,7 @@ from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalytics, AnalyticsFigures, LinkAnalytics
 from shortlink.app.accounts import Me
 from shortlink.errors import ErrorCode, ShortlinkError, field_error
+from shortlink.links.bulk import BulkCreateLinks, BulkCreateResponse
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import CreateLink, DeletedLink, Link, LinkFilter, LinkListResponse, UpdateLink
 from shortlink.mcp.schemas import object_schema
@@ -188,6 +189,24 @@ async def whoami(services: Services, principal: Principal, _: NoArguments) -> Ou
 async def create_link(services: Services, principal: Principal, arguments: CreateLink) -> Outcome:
     link = await services.links.create(principal.account_id, arguments, source="MCP")
     return Outcome(link, f"Created {_link_line(link)}.")
+
+
+@tool(
+    "create_links",
+    "Create up to 100 short links in one call: `links` holds create_link's arguments for each. Each link is "
+    "created on its own, in order; the result at its index has status 201 and the link, or the error that "
+    "create_link would have given (one bad item fails only itself).",
+    BulkCreateLinks,
+    BulkCreateResponse,
+)
+async def create_links(services: Services, principal: Principal, arguments: BulkCreateLinks) -> Outcome:
+    results = await services.links.create_many(principal.account_id, arguments.links, source="MCP")
+    lines = [
+        f"{result.index}: {_link_line(result.data) if result.data else result.error.message if result.error else ''}"
+        for result in results
+    ]
+    created = sum(result.status == 201 for result in results)
+    return Outcome(BulkCreateResponse(results), "\n".join([f"Created {created} of {len(results)} links.", *lines]))
 
 
 @tool(

@@ -34,7 +34,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from shortlink.config import ConfigError
-from shortlink.storage.database import READER_THREADS
+from shortlink.storage.database import READER_THREADS, pending_migrations, recorded_migrations
 
 T = TypeVar("T")
 
@@ -213,16 +213,26 @@ def migrate(conn: PostgresConnection) -> int:
 
     A session advisory lock makes processes starting together take turns: the first
     applies each migration (in its own transaction, with the version it reaches), the
-    others then find nothing left to do.
+    others then find nothing left to do. schema_migrations records each applied number,
+    so that one numbered below the version still runs (`database.pending_migrations`).
     """
     conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK,))
     try:
-        for number, _name, sql in migrations():
-            if schema_version(conn) >= number:
+        shipped = migrations()
+        numbers = [number for number, _name, _sql in shipped]
+        with conn.transaction():
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number integer PRIMARY KEY)")
+            found = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
+            for number in sorted(recorded_migrations(numbers, schema_version(conn), found) - found):
+                conn.execute("INSERT INTO schema_migrations VALUES (?)", (number,))
+        for number, _name, sql in shipped:
+            applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
+            if number not in pending_migrations(numbers, schema_version(conn), applied):
                 continue
             with conn.transaction():
                 conn.raw.execute(sql.encode())  # no parameters: several statements in one go
-                conn.execute("UPDATE schema_version SET version = ?", (number,))
+                conn.execute("INSERT INTO schema_migrations VALUES (?) ON CONFLICT DO NOTHING", (number,))
+                conn.execute("UPDATE schema_version SET version = greatest(version, ?)", (number,))
         return schema_version(conn)
     finally:
         conn.execute("SELECT pg_advisory_unlock(?)", (MIGRATION_LOCK,))

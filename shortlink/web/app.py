@@ -29,9 +29,10 @@ from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
+from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController]
+API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
 
 
 class Bound:
