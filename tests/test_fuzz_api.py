@@ -67,8 +67,25 @@ def test_every_operation_conforms_and_never_fails(live):
     failures: list[str] = []
     cases_run = 0
     operations = [result.ok() for result in schema.get_all_operations()]
-    # /me, the five of /links, the link's QR and analytics, and the account's analytics.
-    assert len(operations) == 9, sorted(f"{op.method.upper()} {op.path}" for op in operations)
+    # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
+        "DELETE /api/v1/links/{id}",
+        "GET /api/v1/analytics",
+        "GET /api/v1/analytics/csv",
+        "GET /api/v1/links",
+        "GET /api/v1/links/{id}",
+        "GET /api/v1/links/{id}/analytics",
+        "GET /api/v1/links/{id}/analytics/csv",
+        "GET /api/v1/links/{id}/qr",
+        "GET /api/v1/links/{id}/tags",
+        "GET /api/v1/me",
+        "PATCH /api/v1/links/{id}",
+        "POST /api/v1/links",
+        "POST /api/v1/links/bulk",
+        "POST /api/v1/links/bulk/actions",
+        "PUT /api/v1/links/{id}/tags",
+    ]
 
     for operation in operations:
         # Random ids only reach the 404 path; a real link of the account reaches the rest.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from urllib.parse import urlsplit
 
 import msgspec
 from litestar import Request
@@ -25,6 +24,9 @@ MAX_HEADER_BYTES = 32 * 1024
 MAX_BODY_BYTES = 64 * 1024
 
 
+MAX_PORT = 65535
+
+
 def request_problem(scope: Scope) -> str | None:
     if len(scope["query_string"]) > MAX_QUERY_BYTES:
         return f"query string: must be at most {MAX_QUERY_BYTES} bytes"
@@ -35,11 +37,17 @@ def request_problem(scope: Scope) -> str | None:
 
 def host_problem(scope: Scope) -> str | None:
     """A Host header whose port is no port (RFC 9112 asks for a 400): every later reading
-    of the request URL (Litestar's request.url, short URLs built for the visitor) would fail."""
-    host = next((value for name, value in scope["headers"] if name == b"host"), b"")
-    try:
-        urlsplit("//" + host.decode("latin-1")).port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
+    of the request URL (Litestar's request.url, short URLs built for the visitor) would fail.
+    Only the port is judged here: a host in stray brackets is served (the visitor's pages
+    then offer the configured short URL)."""
+    host = next((value for name, value in scope["headers"] if name == b"host"), b"").decode("latin-1")
+    if host.startswith("["):
+        end = host.find("]")
+        after = host[end + 1 :] if end != -1 else ""
+    else:
+        after = host[host.find(":") :] if host.count(":") == 1 else ""
+    port = after[1:] if after.startswith(":") else ""
+    if port and not (port.isascii() and port.isdigit() and int(port) <= MAX_PORT):
         return "Host header: is not a host name with an optional port from 0 to 65535"
     return None
 
