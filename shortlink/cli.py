@@ -33,8 +33,8 @@ from shortlink.links import service
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
-from shortlink.storage import connect
-from shortlink.storage.database import backup, is_postgresql, sqlite_path
+from shortlink.storage import Connection, connect, is_postgresql, sqlite_path
+from shortlink.storage.sqlite import backup
 
 EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2
 SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
@@ -193,7 +193,7 @@ def _with_db(args: argparse.Namespace, action: Callable):
         conn.close()
 
 
-def _hosts(conn: sqlite3.Connection, config: Config) -> Hosts:
+def _hosts(conn: Connection, config: Config) -> Hosts:
     return Hosts.load(conn, config.short_host, config.links.domains)
 
 
@@ -225,7 +225,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
         raise ValidationError("--page", "must be at least 1")
     config = _config(args)
 
-    def read(conn: sqlite3.Connection):
+    def read(conn: Connection):
         account_id = accounts.account_for(conn, args.email)["id"]
         return service.list_links(conn, account_id, query, _hosts(conn, config).base_for_account(account_id))
 
@@ -235,7 +235,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
     return {"data": found, "pagination": pagination}, f"{text}\n{footer}"
 
 
-def _owned_link(conn: sqlite3.Connection, config: Config, link_id: str) -> tuple[int, Link]:
+def _owned_link(conn: Connection, config: Config, link_id: str) -> tuple[int, Link]:
     account_id = service.owner_of(conn, link_id)
     return account_id, service.get_link(conn, account_id, link_id, _hosts(conn, config).base_for_account(account_id))
 
@@ -257,7 +257,7 @@ def _confirmed(question: str) -> bool:
 def cmd_links_delete(args: argparse.Namespace) -> Output:
     config = _config(args)
 
-    def delete(conn: sqlite3.Connection) -> Link:
+    def delete(conn: Connection) -> Link:
         account_id, link = _owned_link(conn, config, args.link_id)
         question = f"Delete {link.short_url} -> {link.original_url} and its {link.click_count} clicks?"
         if not args.yes and not _confirmed(question):

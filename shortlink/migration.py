@@ -1,6 +1,6 @@
 """Moving an installation from SQLite to PostgreSQL: `shortlink migrate --to postgresql://...`.
 
-1. Snapshot: an online backup of the live SQLite file (storage.database.backup) beside it,
+1. Snapshot: an online backup of the live SQLite file (storage.sqlite.backup) beside it,
    one consistent point in time, while the servers keep running.
 2. Copy: every table of the snapshot into the PostgreSQL database, in one transaction
    streamed in batches (storage.copy). The target must be empty (a failed run leaves it
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,10 +26,10 @@ from shortlink.analytics.ranges import parse_range
 from shortlink.analytics.report import account_analytics, link_analytics
 from shortlink.errors import ShortlinkError
 from shortlink.progress import Interrupted, StopRequest, progress
-from shortlink.storage import connect
+from shortlink.storage import Connection, connect
 from shortlink.storage import copy as store
-from shortlink.storage.database import backup, connect_sqlite
 from shortlink.storage.postgresql import PostgresConnection, describe
+from shortlink.storage.sqlite import backup, connect_sqlite
 from shortlink.times import utcnow
 
 BATCH_ROWS = 10_000
@@ -113,8 +112,8 @@ def _snapshot(source_path: str | Path):
             Path(name + suffix).unlink(missing_ok=True)
 
 
-def _verify(source: sqlite3.Connection, target: PostgresConnection, counts: dict[str, int], seconds: float) -> Migrated:
-    copied = {table: store.row_count(target, table) for table in store.TABLES}  # type: ignore[arg-type]
+def _verify(source: Connection, target: PostgresConnection, counts: dict[str, int], seconds: float) -> Migrated:
+    copied = {table: store.row_count(target, table) for table in store.TABLES}
     differing = [
         f"{table}: {counts[table]:,} in SQLite, {copied[table]:,} copied"
         for table in counts
@@ -134,14 +133,14 @@ def _verify(source: sqlite3.Connection, target: PostgresConnection, counts: dict
             _same(
                 f"account {account_id}, days={days} from={start} to={end}",
                 account_analytics(source, account_id, span, now),
-                account_analytics(target, account_id, span, now),  # type: ignore[arg-type]
+                account_analytics(target, account_id, span, now),
             )
             answers += 1
         for account_id, public_id in links:
             _same(
                 f"link {public_id}, days={days} from={start} to={end}",
                 link_analytics(source, account_id, public_id, span, now),
-                link_analytics(target, account_id, public_id, span, now),  # type: ignore[arg-type]
+                link_analytics(target, account_id, public_id, span, now),
             )
             answers += 1
     return Migrated(sum(counts.values()), seconds, counts, answers, len(accounts), len(links), len(ranges(now)))

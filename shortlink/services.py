@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import sqlite3
 import time
 from collections.abc import AsyncIterator
 
@@ -26,9 +25,10 @@ from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
-from shortlink.storage import Database, connect, open_database
+from shortlink.storage import Connection, Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
+from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.visits.cache import LinkCache
 from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
@@ -51,7 +51,7 @@ async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> in
     return deleted
 
 
-def _public_account(conn: sqlite3.Connection, public: PublicConfig) -> int | None:
+def _public_account(conn: Connection, public: PublicConfig) -> int | None:
     """The account that owns public links; None when public shortening is off. A missing
     account stops start-up in one line, as a bad [storage] path does."""
     if not public.enabled:
@@ -163,9 +163,9 @@ class Services:
         await self.fetcher.start()
         await self.bio.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
-        if self.db.dialect == "sqlite":  # PostgreSQL checkpoints on its own
+        if isinstance(self.db, SqliteDatabase):  # PostgreSQL checkpoints on its own
             self.db.take_over_checkpoints()
-            self._tasks.append(asyncio.create_task(self._checkpoint_wal()))
+            self._tasks.append(asyncio.create_task(self._checkpoint_wal(self.db)))
         if self.config.clicks.raw_retention_days:
             self._tasks.append(asyncio.create_task(self._apply_raw_retention()))
 
@@ -219,10 +219,10 @@ class Services:
                 log.exception("could not delete raw clicks past [clicks] raw_retention_days")
             await asyncio.sleep(RAW_RETENTION_SWEEP_SECONDS)
 
-    async def _checkpoint_wal(self) -> None:
+    async def _checkpoint_wal(self, db: SqliteDatabase) -> None:
         while True:
             await asyncio.sleep(WAL_CHECKPOINT_SECONDS)
             try:
-                await self.db.checkpoint()
+                await db.checkpoint()
             except Exception:  # a failed checkpoint is retried on the next round
                 log.exception("WAL checkpoint failed")

@@ -8,7 +8,8 @@ import sqlite3
 import threading
 import time
 
-from shortlink.analytics.labels import UNKNOWN
+from shortlink.storage.labels import UNKNOWN
+
 from shortlink.storage.clicks import DIMENSIONS
 
 # (user agent, referrer, query): desktop, phones and a bot, with and without a campaign,
@@ -87,7 +88,7 @@ def rollups_and_raw(conn: sqlite3.Connection) -> list[tuple[str, list, list]]:
         return sorted(tuple(row) for row in conn.execute(sql))
 
     grouped = "AS d GROUP BY 1, 2, 3, 4"
-    # The unknown label of each dimension has no rows of its own (analytics.labels).
+    # The unknown label of each dimension has no rows of its own (storage.labels).
     raw_dimensions = " UNION ALL ".join(
         f"SELECT link_id, account_id, {code} AS dimension, {day} AS day, {column} AS value FROM clicks"
         f" WHERE is_bot = 0 AND {column} <> '{UNKNOWN[column]}'"

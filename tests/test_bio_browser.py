@@ -20,7 +20,8 @@ from shortlink.app.links import Links
 from shortlink.bio import service
 from shortlink.bio.schema import SavePage
 from shortlink.links.schema import CreateLink
-from shortlink.storage import Database, connect
+from shortlink.storage import connect
+from shortlink.storage.sqlite import SqliteDatabase
 from tests.accessibility import axe_violations
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
 from tests.helpers import wait_for
@@ -43,7 +44,7 @@ def _account(server: LiveServer, email: str) -> tuple[str, int]:
 
 def bio_of(server: LiveServer) -> Bio:
     """The application layer over the live server's file, as another process."""
-    db = Database(server.db)
+    db = SqliteDatabase(server.db)
     hosts = Hosts(server.base_url)
     return Bio(db, hosts, Links(db, hosts, daily_limit=1000, fetch_titles=False))
 

@@ -23,7 +23,7 @@ import pytest
 from shortlink import accounts, progress
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
-from shortlink.storage.database import backup
+from shortlink.storage.sqlite import backup
 from shortlink.times import utcnow
 from tests.conftest import SHORT_HOST, run_cli
 

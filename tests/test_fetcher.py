@@ -33,7 +33,7 @@ from shortlink.fetcher.network import (
 )
 from shortlink.fetcher.worker import USER_AGENT, TitleFetcher
 from shortlink.links.schema import CreateLink
-from shortlink.storage import Database
+from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, run_cli
 from tests.helpers import store_link
@@ -324,7 +324,7 @@ async def _run_fetcher(
     account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
     links = [store_link(conn, account_id, SHORT_HOST, CreateLink(original_url=url), fetch_title=True) for url in urls]
     saved: list[str] = []
-    db = Database(db_path)
+    db = SqliteDatabase(db_path)
     fetcher = TitleFetcher(
         db,
         make_config(**FETCHING, **config).fetcher,

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from shortlink.storage import connect
-from shortlink.storage.postgresql import migrations
+from shortlink.storage.schema import postgresql_migrations as migrations
 from tests.conftest import run_cli
 
 

@@ -16,7 +16,8 @@ from shortlink.config import ClicksConfig
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.services import forget_raw_clicks
-from shortlink.storage import Database, connect
+from shortlink.storage import connect
+from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
 from tests.helpers import store_link
@@ -46,7 +47,7 @@ def links(db_path) -> list[tuple[int, int]]:
 
 @pytest.fixture
 async def database(db_path):
-    db = Database(db_path)
+    db = SqliteDatabase(db_path)
     yield db
     db.close()
 
@@ -192,7 +193,7 @@ async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_pa
 
 async def test_no_raw_ip_and_no_visitor_key_is_ever_written(db_path, links):
     now = time.time()
-    database = Database(db_path)
+    database = SqliteDatabase(db_path)
     recorder = ClickRecorder(database, ClicksConfig(), clock=lambda: now)
     ips = ["203.0.113.77", "2001:db8:1234::77", "198.51.100.201"]
     for ip in ips:

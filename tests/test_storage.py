@@ -9,8 +9,10 @@ import sqlite_utils
 
 from shortlink.analytics import report
 from shortlink.analytics.ranges import Range, to_ms
-from shortlink.storage import Database, connect, transaction
-from shortlink.storage.database import _statements, migrations
+from shortlink.storage import connect, transaction
+from shortlink.storage.schema import sqlite_migrations as migrations
+from shortlink.storage.schema import statements
+from shortlink.storage.sqlite import SqliteDatabase
 
 
 def test_migrations_create_every_table_on_an_empty_file(db_path):
@@ -39,7 +41,7 @@ def test_migrations_create_every_table_on_an_empty_file(db_path):
 def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migrations(db_path):
     # A file as a version with only the first migration left it, with a link and a click.
     raw = sqlite3.connect(db_path, isolation_level=None)
-    for statement in _statements(migrations()[0][2]):
+    for statement in statements(migrations()[0][2]):
         raw.execute(statement)
     raw.execute("PRAGMA user_version = 1")
     raw.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
@@ -72,7 +74,7 @@ def test_migrating_an_existing_file_keeps_its_data_and_applies_only_new_migratio
 
 
 async def test_database_runs_functions_on_its_own_connection(db_path):
-    db = Database(db_path)
+    db = SqliteDatabase(db_path)
     try:
 
         def insert_and_count(conn, email):
@@ -94,7 +96,7 @@ async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_ove
     for take_over in (False, True):
         path = tmp_path / f"take-over-{take_over}.db"
         watcher = connect(path)
-        db = Database(path)
+        db = SqliteDatabase(path)
         if take_over:
             db.take_over_checkpoints()
         for number in range(3000):  # ~12 MiB written, one commit each
@@ -112,7 +114,7 @@ async def test_commits_checkpoint_the_wal_unless_the_owner_takes_checkpoints_ove
 async def test_readers_never_wait_for_the_writer(db_path):
     """A write transaction held open on the writer (a long click batch) blocks neither the
     reader pool nor point reads, and they see the last committed state."""
-    db = Database(db_path)
+    db = SqliteDatabase(db_path)
     started, release = threading.Event(), threading.Event()
 
     def long_write(conn):
@@ -138,7 +140,7 @@ async def test_readers_never_wait_for_the_writer(db_path):
 
 
 async def test_reader_connections_cannot_write(db_path):
-    db = Database(db_path)
+    db = SqliteDatabase(db_path)
     try:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             await db.read(lambda conn: conn.execute("DELETE FROM accounts"))
@@ -154,7 +156,7 @@ def test_upgrading_removes_the_stored_visitor_keys_from_every_byte_of_the_file(d
     raw.execute("PRAGMA journal_mode = wal")
     for number, _, sql in migrations():
         if number < 5:
-            for statement in _statements(sql):
+            for statement in statements(sql):
                 raw.execute(statement)
     raw.execute("PRAGMA user_version = 4")
     key = bytes.fromhex("5ec7e7" * 10 + "0123")
@@ -211,7 +213,7 @@ async def test_the_wal_starts_over_while_the_writer_keeps_committing(tmp_path):
     # Commits land while checkpoints run, as click batches do under load: passive checkpoints
     # alone never finish copying the WAL, so it would only ever grow.
     path = tmp_path / "busy.db"
-    db = Database(path)
+    db = SqliteDatabase(path)
     db.take_over_checkpoints()
     page = "x" * 4000
     try:

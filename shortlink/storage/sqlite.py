@@ -1,8 +1,5 @@
-"""Opening the database, migrating it, and running storage functions off the event loop.
-
-SQLite (the default) is here; PostgreSQL, chosen by a `postgresql://` `[storage] url`,
-is in `storage.postgresql`, behind the same `connect` and `open_database`.
-"""
+"""SQLite, the default backend: opening and migrating the file, the server's writer and reader
+connections, WAL checkpoints, and online backups."""
 
 from __future__ import annotations
 
@@ -12,14 +9,13 @@ import ctypes
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from shortlink.config import ConfigError
+from shortlink.storage.base import READER_THREADS, DatabaseUnavailable
+from shortlink.storage.schema import migrate_sqlite
 
 T = TypeVar("T")
 
@@ -27,8 +23,6 @@ BUSY_TIMEOUT_MS = 10_000
 # A point read runs on the event loop: if the file is busy beyond this (a crashed
 # process's WAL being recovered), it fails rather than stall every request.
 POINT_READ_BUSY_MS = 200
-# Reader threads: lists, analytics and the like, beside the writer.
-READER_THREADS = 3
 # Between two tries to switch a new file to WAL mode while another process holds it.
 WAL_SWITCH_RETRY_SECONDS = 0.02
 # Page cache of the writer. Rollup upserts touch pages all over their tables, more than
@@ -53,48 +47,6 @@ RESTART_WAIT_MS = 250
 
 # sqlite3.h: the sqlite3_config() option that switches memory statistics on or off.
 SQLITE_CONFIG_MEMSTATUS = 9
-
-
-class DatabaseUnavailable(ConfigError):
-    """The configured database file cannot be opened: the path is a directory, not
-    writable, not an SQLite file... A configuration problem, told in one line."""
-
-
-def is_postgresql(location: str | Path) -> bool:
-    return str(location).startswith(("postgresql://", "postgres://"))
-
-
-def sqlite_path(location: str | Path) -> str | Path:
-    """The file of a path or of an sqlite:/// URL (three slashes and a relative path, or
-    four and an absolute one, as SQLAlchemy writes them)."""
-    text = str(location)
-    return text.removeprefix("sqlite:///") if text.startswith("sqlite:///") else location
-
-
-def on_postgres(conn: Any) -> bool:
-    """Whether a storage function was handed a PostgreSQL connection: the few statements
-    that differ between the two dialects ask this; every other one is shared."""
-    return not isinstance(conn, sqlite3.Connection)
-
-
-def connect(location: str | Path) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database: an SQLite path or sqlite:/// URL,
-    or a postgresql:// URL (a connection that answers like an sqlite3 one; see
-    storage.postgresql)."""
-    if is_postgresql(location):
-        from shortlink.storage import postgresql
-
-        return postgresql.connect(str(location))  # type: ignore[return-value]
-    return connect_sqlite(sqlite_path(location))
-
-
-def open_database(location: str | Path) -> Database:
-    """The server's connections to the database at `location` (see `connect`)."""
-    if is_postgresql(location):
-        from shortlink.storage import postgresql
-
-        return postgresql.PostgresDatabase(str(location))  # type: ignore[return-value]
-    return Database(sqlite_path(location))
 
 
 def stop_memory_statistics() -> None:
@@ -142,7 +94,7 @@ def connect_sqlite(path: str | Path) -> sqlite3.Connection:
     # Case-insensitive substring search for every letter, not only ASCII (see storage.links).
     conn.create_function("folded_contains", 4, _folded_contains, deterministic=True)
     conn.create_function("hex64", 1, _hex64, deterministic=True)
-    migrate(conn)
+    migrate_sqlite(conn)
     return conn
 
 
@@ -205,77 +157,6 @@ def _folded_contains(needle: str, first: str | None, second: str | None, third: 
     )
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A write transaction; inside another one, a savepoint (bulk seeding wraps many
-    single-link inserts in one commit)."""
-    if on_postgres(conn):
-        with conn.transaction():  # type: ignore[attr-defined]  # psycopg's: BEGIN, or a savepoint inside one
-            yield conn
-        return
-    if conn.in_transaction:
-        conn.execute("SAVEPOINT nested")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK TO nested")
-            conn.execute("RELEASE nested")
-            raise
-        conn.execute("RELEASE nested")
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def migrations() -> list[tuple[int, str, str]]:
-    """The numbered migrations shipped in storage/migrations, in order."""
-    found = []
-    for entry in resources.files("shortlink.storage.migrations").iterdir():
-        if entry.name.endswith(".sql"):
-            number = int(entry.name.split("_", 1)[0])
-            found.append((number, entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations the file has not seen yet; returns the schema version.
-
-    PRAGMA user_version records the last applied migration. Each migration runs
-    in its own write transaction, so a server and a CLI starting together apply
-    it exactly once.
-    """
-    for number, _name, sql in migrations():
-        if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
-            continue
-        with transaction(conn):
-            # Re-read under the write lock: another process may have just migrated.
-            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
-                continue
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
-    return conn.execute("PRAGMA user_version").fetchone()[0]
-
-
-def _statements(sql: str) -> Iterator[str]:
-    # executescript would COMMIT our transaction; complete_statement splits safely
-    # (triggers contain semicolons).
-    buffer = ""
-    for line in sql.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip():
-                yield buffer
-            buffer = ""
-    if buffer.strip() and not buffer.strip().startswith("--"):
-        raise ValueError(f"incomplete SQL statement in migration: {buffer[:80]!r}")
-
-
 def checkpoint_wal(conn: sqlite3.Connection, restart_after_bytes: int) -> None:
     """Copy committed WAL pages into the main file without blocking the writer (PASSIVE);
     when the WAL has grown past `restart_after_bytes`, also make the next write start it
@@ -296,7 +177,7 @@ def checkpoint_wal(conn: sqlite3.Connection, restart_after_bytes: int) -> None:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
-class Database:
+class SqliteDatabase:
     """The server's connections: one writer, and readers that never wait for it.
 
     `await db.write(fn, *args)` runs `fn(conn, *args)` on the writer's own thread: one

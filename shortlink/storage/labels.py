@@ -13,7 +13,7 @@ UNKNOWN_COUNTRY = "Unknown"
 DIRECT = "Direct"
 NO_CAMPAIGN = "None"
 
-# Per dimension of storage.clicks.DIMENSIONS.
+# Per dimension of clicks.DIMENSIONS.
 UNKNOWN = {
     "device": OTHER_DEVICE,
     "browser": UNKNOWN_FAMILY,
