@@ -5,7 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: install serve check test bench clean
+.PHONY: install serve check test test-fast bench clean
+
+# Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process.
+WORKERS ?= auto
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +34,18 @@ check: $(STAMP)
 	$(BIN)/mypy
 
 test: check
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(WORKERS)
+
+# The inner loop: everything but the tests that drive Chromium, start servers from Debian's
+# packages, or take several seconds each.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(WORKERS) -m "not browser and not system and not slow"
+
+# Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
+BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics
 
 bench: $(STAMP)
-	$(BIN)/python -m bench.redirects
-	$(BIN)/python -m bench.links
-	$(BIN)/python -m bench.analytics
+	for name in $(BENCHMARKS); do $(BIN)/python -m bench.$$name || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

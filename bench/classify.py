@@ -34,8 +34,12 @@ def main() -> None:
     automated.warm_up()
     enrich.warm_up()
     print(f"rules loaded and compiled in {time.perf_counter() - started:.2f} s")
-    browsers, crawlers = agents("browsers"), agents("crawlers")
-    for name, user_agents in (("real browsers", browsers), ("crawlers", crawlers)):
+    browsers = agents("browsers")
+    for name, user_agents in (
+        ("real browsers", browsers),
+        ("crawlers", agents("crawlers")),
+        ("unlisted", agents("unlisted")),
+    ):
         classify.cache_clear()
         enrich.user_agent_labels.cache_clear()
         print(

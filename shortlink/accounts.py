@@ -11,6 +11,7 @@ import msgspec
 from shortlink.errors import NotFoundError, SubscriptionRequiredError, UnauthorizedError, ValidationError
 from shortlink.ids import new_id, random_string
 from shortlink.links.platforms import host_name
+from shortlink.links.rules import refuse_invisible_characters
 from shortlink.storage import Connection, Row
 from shortlink.storage import accounts as store
 from shortlink.times import from_iso, to_iso, utcnow
@@ -103,6 +104,7 @@ def normalise_email(email: str) -> str:
     email = email.strip()
     if "@" not in email or len(email) > 254:
         raise ValidationError("email", "must be an e-mail address")
+    refuse_invisible_characters("email", email)
     return email
 
 
@@ -113,13 +115,21 @@ def ensure_account(conn: Connection, email: str, name: str | None = None) -> Row
 
 def create_key(conn: Connection, email: str, name: str | None = None) -> CreatedKey:
     """Create the account if needed (with an active Pro subscription) and a new API key."""
+    validate_key_name(name)  # before the account is made: the name is the new account's too
     return issue_key(conn, ensure_account(conn, email, name), name)
+
+
+def validate_key_name(name: str | None) -> None:
+    if name is None:
+        return
+    if len(name) > MAX_KEY_NAME:
+        raise ValidationError("name", f"must be at most {MAX_KEY_NAME} characters")
+    refuse_invisible_characters("name", name)
 
 
 def issue_key(conn: Connection, account: Row, name: str | None) -> CreatedKey:
     """A new API key of the account; the whole key exists only in the return value."""
-    if name is not None and len(name) > MAX_KEY_NAME:
-        raise ValidationError("name", f"must be at most {MAX_KEY_NAME} characters")
+    validate_key_name(name)
     key = KEY_PREFIX + random_string(KEY_RANDOM_LENGTH)
     key_id = new_id("key")
     now = to_iso(utcnow())
@@ -220,7 +230,7 @@ def authenticate(conn: Connection, authorization: str | None) -> Principal:
     key = bearer_key(authorization)
     digest = hash_key(key)
     row = store.principal_by_key_hash(conn, digest)
-    if row is None or not hmac.compare_digest(row["key_hash"], digest):
+    if row is None or not hmac.compare_digest(row["key_hash"].encode(), digest.encode()):
         raise UnauthorizedError("Invalid or revoked API key")
     return Principal(
         account_id=row["account_id"],

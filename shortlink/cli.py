@@ -20,7 +20,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 import shtab
@@ -28,13 +28,18 @@ import shtab
 from shortlink import accounts, signin
 from shortlink.app.hosts import Hosts
 from shortlink.config import Config, ConfigError, load_config
+from shortlink.controls import terminal_safe
 from shortlink.errors import NotFoundError, ShortlinkError, ValidationError
+from shortlink.imports import PARSERS, POLICIES
 from shortlink.links import service
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
 from shortlink.storage import Connection, connect, is_postgresql, sqlite_path
 from shortlink.storage.sqlite import backup
+
+if TYPE_CHECKING:
+    from shortlink.app.imports import Outcome
 
 EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2
 SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
@@ -44,7 +49,8 @@ Output = tuple[Any, str]
 
 
 class Unhealthy(Exception):
-    """`doctor` found a problem: its full report is printed all the same, with exit code 1."""
+    """`doctor` found a problem, or `import` refused rows: the full report is printed all
+    the same, with exit code 1."""
 
     def __init__(self, value: Any, text: str):
         super().__init__(text)
@@ -99,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--platform", choices=[platform.value for platform in Platform])
     listing.add_argument("--short-code")
     listing.add_argument("--source", choices=SOURCES, help="where the link was made")
+    listing.add_argument("--tag", help="only links carrying this tag (exact name)")
     state = listing.add_mutually_exclusive_group()
     state.add_argument("--active", dest="is_active", action="store_true", default=None)
     state.add_argument("--inactive", dest="is_active", action="store_false")
@@ -165,6 +172,24 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--replace", action="store_true", help="delete what the target database holds first (a previous copy)"
     )
+    importing = _command(
+        commands, "import", cmd_import, "import links (and their click history) from another service's export file"
+    )
+    importing.add_argument("source", choices=sorted(PARSERS), metavar="SOURCE", help=", ".join(sorted(PARSERS)))
+    importing.add_argument("file", metavar="FILE", help="the export file (- for standard input)")
+    importing.add_argument("--email", required=True, help="the account (created with Pro if new)")
+    importing.add_argument("--dry-run", action="store_true", help="print what would happen, row by row; change nothing")
+    importing.add_argument(
+        "--on-conflict",
+        choices=POLICIES,
+        default="skip",
+        help="a code taken or reserved here: skip the row, suffix the code (-2, -3...), or fail: import nothing",
+    )
+    exporting = _command(
+        commands, "export", cmd_export, "write every link of an account to stdout (the import's CSV)", json_output=False
+    )
+    exporting.add_argument("--email", required=True)
+    exporting.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
     _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
     # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
@@ -218,6 +243,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
         platform=Platform(args.platform) if args.platform else None,
         is_active=args.is_active,
         source=args.source,
+        tag=args.tag,
     )
     if not 1 <= query.limit <= 100:
         raise ValidationError("--limit", "must be from 1 to 100")
@@ -251,7 +277,7 @@ def cmd_links_show(args: argparse.Namespace) -> Output:
 def _confirmed(question: str) -> bool:
     if not sys.stdin.isatty():
         raise ShortlinkError("not on a terminal: add --yes to delete without being asked")
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
 
 
 def cmd_links_delete(args: argparse.Namespace) -> Output:
@@ -382,6 +408,83 @@ def cmd_migrate(args: argparse.Namespace) -> Output:
     )
 
 
+def _printable(text: str) -> str:
+    """Text from a file, safe on a terminal: control and format characters escaped."""
+    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in text)
+
+
+def _outcome_line(outcome: Outcome) -> str:
+    parts = [f"line {outcome.line}: {outcome.action}"]
+    if outcome.code:
+        parts.append(outcome.code)
+    if outcome.url:
+        parts.append(f"-> {outcome.url}")
+    if outcome.visits:
+        parts.append(f"with {outcome.visits} clicks")
+    text = " ".join(parts) + (f" ({outcome.reason})" if outcome.reason else "")
+    return _printable(text)
+
+
+def cmd_import(args: argparse.Namespace) -> Output:
+    from shortlink.app.imports import run_import
+    from shortlink.imports.rows import FileError
+
+    try:
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        raise ShortlinkError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    try:
+        rows = PARSERS[args.source](data)
+    except FileError as exc:
+        raise ShortlinkError(_printable(f"{args.file} is not a {args.source} export: {exc}")) from None
+    config = _config(args)
+    with stop_on_interrupt() as stop, progress("import", 0 if args.dry_run else len(rows), "rows") as done:
+        report = asyncio.run(
+            run_import(
+                config,
+                args.email,
+                args.source,
+                rows,
+                policy=args.on_conflict,
+                dry_run=args.dry_run,
+                on_rows=done.advance,
+                stop=stop,
+            )
+        )
+    lines = [_outcome_line(outcome) for outcome in report.rows]
+    verb = "would create" if report.dry_run else "created"
+    summary = (
+        f"{verb} {report.created} links with {report.visits} clicks; {report.unchanged} unchanged, "
+        f"{report.skipped} skipped, {report.errors} refused"
+    )
+    if not report.dry_run and not report.applied:
+        summary = f"nothing imported: a code conflicts and --on-conflict is fail; {summary.split('; ', 1)[1]}"
+    text = "\n".join([*lines, summary])
+    if report.interrupted:
+        raise Interrupted(f"interrupted: {summary}; the rows not reached were not imported")
+    if report.errors or (not report.dry_run and not report.applied):
+        raise Unhealthy(report, text)
+    return report, text
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from shortlink.app.imports import csv_lines, export_records
+
+    def write(conn: Connection) -> None:
+        records = export_records(conn, accounts.account_for(conn, args.email)["id"])
+        if args.format == "csv":
+            sys.stdout.writelines(csv_lines(records))
+        else:
+            sys.stdout.writelines(msgspec.json.encode(record).decode() + "\n" for record in records)
+
+    try:
+        _with_db(args, write)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): nothing is wrong, and nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def cmd_backup(args: argparse.Namespace) -> Output:
     destination = Path(args.path)
     if destination.exists():
@@ -436,7 +539,7 @@ def _print_json(value: Any) -> None:
 
 
 def _fail(args: argparse.Namespace, code: str, message: str, exit_code: int) -> int:
-    print(f"shortlink: {message}", file=sys.stderr)
+    print(f"shortlink: {terminal_safe(message)}", file=sys.stderr)
     if getattr(args, "json", False):
         _print_json({"error": {"code": code, "message": message}})
     return exit_code
@@ -461,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     if output is not None:
         value, text = output
         if args.json:
-            _print_json(value)
+            _print_json(value)  # JSON escapes control characters itself
         else:
-            print(text)
+            # Stored text (e-mails, names, titles, URLs) may predate the rules refusing
+            # control characters: a terminal is never handed one raw.
+            print(terminal_safe(text))
     return exit_code

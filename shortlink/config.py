@@ -49,6 +49,9 @@ class StorageConfig(_Section):
     path: str = "data/shortlink.db"
     # sqlite:///PATH (relative; sqlite:////PATH absolute) or postgresql://user:password@host:port/database.
     url: str = ""
+    # The key file signing CSRF tokens and password cookies with the database's secret (shortlink.keyfile);
+    # empty: secret.key beside the SQLite file. With PostgreSQL, give every process the same file.
+    secret_file: str = ""
 
     @property
     def location(self) -> str:
@@ -121,6 +124,12 @@ class PublicConfig(_Section):
     blocked_hosts: list[str] = []
 
 
+class GeoipConfig(_Section):
+    # A country MMDB file (DB-IP's IP to Country Lite, GeoLite2-Country, ...) to use instead
+    # of the table bundled with iptocc; empty: the bundled one.
+    path: str = ""
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -132,6 +141,7 @@ class Config(_Section):
     redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
     dashboard: DashboardConfig = msgspec.field(default_factory=DashboardConfig)
     public: PublicConfig = msgspec.field(default_factory=PublicConfig)
+    geoip: GeoipConfig = msgspec.field(default_factory=GeoipConfig)
 
     @property
     def short_host(self) -> str:

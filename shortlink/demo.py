@@ -29,6 +29,7 @@ from shortlink.storage import Database, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.visits.click import Click
+from shortlink.visits.countries import open_table
 from shortlink.visits.recorder import ClickRecorder
 
 DAY_MS = 86_400_000
@@ -220,7 +221,9 @@ async def seed(
     db = open_database(config.storage.location)
     # Bigger batches than live traffic: more clicks fold into each rollup row per write.
     recorder = ClickRecorder(
-        db, msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE, queue_size=2 * DEMO_CHUNK)
+        db,
+        msgspec.structs.replace(config.clicks, batch_size=DEMO_BATCH_SIZE, queue_size=2 * DEMO_CHUNK),
+        countries=open_table(config.geoip.path),
     )
     try:
         if await db.write(account_store.account_by_email, email) is None:

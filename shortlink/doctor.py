@@ -11,11 +11,10 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import os
-import re
 import shutil
 import sqlite3
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -31,7 +30,8 @@ NOT_SETTINGS = {"SHORTLINK_API_KEY"}  # `shortlink mcp`'s key
 SECRET_WORDS = ("password", "secret", "token", "key")
 WAL_WARNING_BYTES = 512 * 1024 * 1024
 FREE_DISK_MINIMUM_BYTES = 1024 * 1024 * 1024
-GEOIP_STALE_DAYS = 365
+# The bundled table is released about monthly: three months means updates have stopped.
+GEOIP_STALE_DAYS = 92
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 # How long the PostgreSQL and Redis checks wait for their server before reporting it unreachable.
 CONNECT_TIMEOUT_SECONDS = 5
@@ -114,7 +114,8 @@ def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
         findings.append(
             _problem("database", f"only {free // 2**20} MiB free beside {path}", "free disk space or move the data")
         )
-    if not os.access(directory, os.W_OK | os.X_OK):
+    writable = os.access(directory, os.W_OK | os.X_OK)
+    if not writable:
         findings.append(
             _problem(
                 "database",
@@ -123,9 +124,16 @@ def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
             )
         )
     if not path.is_file():
+        # Before the first start there is no database yet, and none is expected.
+        where = "writable" if writable else "not writable"
         return [
             *findings,
-            _problem("database", f"no database at {path}", "start the server once, or check [storage] path"),
+            _note(
+                "database",
+                f"no database at {path} yet: the server creates it there when it first starts "
+                f"({directory} is {where} by this user)",
+                "nothing to do before the first start; otherwise check [storage] path",
+            ),
         ]
     if not os.access(path, os.R_OK | os.W_OK):
         findings.append(
@@ -230,24 +238,17 @@ def check_redis(url: str, facts: dict[str, Any]) -> list[Finding]:
     return []
 
 
-def check_data_files(facts: dict[str, Any]) -> list[Finding]:
-    """The GeoIP table and the bot rules: present, their versions and dates."""
+def check_data_files(geoip_path: str, facts: dict[str, Any]) -> list[Finding]:
+    """The bot rules (present, their versions) and the country table (readable, its date)."""
     findings: list[Finding] = []
     shipped = {
-        "geoip2fast": "geoip2fast-ipv6.dat.gz",
-        "crawler-user-agents": "crawler-user-agents.json",
-        "device-detector": "regexes/upstream/bots.yml",
+        "crawler-user-agents": ("crawleruseragents", "crawler-user-agents.json"),
+        "device-detector": ("device_detector", "regexes/upstream/bots.yml"),
     }
-    packages = {
-        "geoip2fast": "geoip2fast",
-        "crawler-user-agents": "crawleruseragents",
-        "device-detector": "device_detector",
-    }
-    for distribution, data in shipped.items():
+    for distribution, (package, data) in shipped.items():
         try:
             version = importlib.metadata.version(distribution)
-            file = importlib.resources.files(packages[distribution]) / data
-            present = file.is_file()
+            present = (importlib.resources.files(package) / data).is_file()
         except (importlib.metadata.PackageNotFoundError, ModuleNotFoundError):
             version, present = None, False
         facts[distribution] = {"version": version, "file": data, "present": present}
@@ -257,28 +258,29 @@ def check_data_files(facts: dict[str, Any]) -> list[Finding]:
                     "data files", f"{distribution}: {data} is missing", f"pip install --force-reinstall {distribution}"
                 )
             )
-    if facts["geoip2fast"]["present"]:
-        findings += _check_geoip_date(facts)
-    return findings
+    return findings + _check_country_table(geoip_path, facts)
 
 
-def _check_geoip_date(facts: dict[str, Any]) -> list[Finding]:
-    from shortlink.visits.enrich import _geoip
+def _check_country_table(path: str, facts: dict[str, Any]) -> list[Finding]:
+    from shortlink.visits.countries import CountryTableError, open_table
 
-    source = _geoip().get_database_info().get("source_info", "")
-    found = re.search(r"(\d{8})$", source)
-    if not found:
-        return []
-    built = datetime.strptime(found.group(1), "%Y%m%d").replace(tzinfo=UTC).date()
-    facts["geoip2fast"]["date"] = built.isoformat()
+    refresh = "pip install -U iptocc, or set [geoip] path to a newer country MMDB file (README: Countries)"
+    try:
+        table = open_table(path)
+    except CountryTableError as exc:
+        return [_problem("data files", str(exc), "name a readable country MMDB file, or empty [geoip] path")]
+    built = table.built
+    facts["geoip"] = {"table": table.source, "date": built.isoformat() if built else None}
+    if built is None:
+        return [_note("data files", f"the country table ({table.source}) does not say when it was built", refresh)]
     age = (date.today() - built).days
     if age <= GEOIP_STALE_DAYS:
         return []
     return [
         _note(
             "data files",
-            f"the GeoIP table is from {built} ({age} days old): countries of reassigned addresses may be wrong",
-            "pip install -U geoip2fast (its releases ship newer tables)",
+            f"the country table is from {built} ({age} days old): countries of reassigned addresses may be wrong",
+            refresh,
         )
     ]
 
@@ -352,7 +354,7 @@ def diagnose(config_path: str | None, environ: Mapping[str, str], **overrides: A
         findings += check_database(Path(sqlite_path(location)), facts)
     if loaded.config.redis.url:
         findings += check_redis(loaded.config.redis.url, facts)
-    findings += check_data_files(facts)
+    findings += check_data_files(loaded.config.geoip.path, facts)
     findings += check_short_host(loaded)
     findings += check_trusted_proxies(loaded)
     return Report(str(loaded.file), settings_of(loaded), facts, findings)

@@ -69,3 +69,17 @@ def address_of(peer: str, forwarded_for: str | None, trusted: Sequence[Network])
     shared by every place that limits or records by client address."""
     via_proxy = peer_is_trusted(peer, trusted)
     return client_ip(peer, forwarded_for if via_proxy else None, trusted), via_proxy
+
+
+def client_bucket(ip: str) -> str:
+    """Who a limit counts: the IP, where an IPv6 visitor is their /64 (whoever holds a /64
+    can rotate addresses within it)."""
+    if ":" not in ip:
+        return ip
+    try:
+        address = ipaddress.IPv6Address(ip)
+    except ValueError:
+        return ip
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))

@@ -23,6 +23,8 @@ from shortlink.app.sessions import Sessions
 from shortlink.app.visits import Visits
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
+from shortlink.keyfile import key_file_of, read_or_create, signing_key
+from shortlink.links.public import blocked_hosts
 from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
 from shortlink.storage import Connection, Database, connect, open_database
@@ -30,6 +32,7 @@ from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.visits.cache import LinkCache
+from shortlink.visits.countries import open_table
 from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
 
@@ -92,6 +95,9 @@ class Services:
         with contextlib.closing(connect(config.storage.location)) as conn:
             self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
             public_account = _public_account(conn, config.public)
+        # After the database: a bad [storage] path is reported as that, not as the key file.
+        key_file = key_file_of(config.storage)
+        self._file_key = None if key_file is None else read_or_create(key_file)
         self.config = config
         self.db = open_database(config.storage.location)
         self.link_cache = LinkCache()
@@ -101,7 +107,13 @@ class Services:
         self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.caches)
         link_changed = self.caches.discard if self.link_changes is None else self.link_changes.changed
         shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
-        self.recorder = ClickRecorder(self.db, config.clicks, shared_keys=shared_keys, is_ours=self.hosts.is_ours)
+        self.recorder = ClickRecorder(
+            self.db,
+            config.clicks,
+            shared_keys=shared_keys,
+            is_ours=self.hosts.is_ours,
+            countries=open_table(config.geoip.path),
+        )
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0
@@ -114,6 +126,7 @@ class Services:
             fetch_titles=config.fetcher.enabled,
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
+            blocked=blocked_hosts(config.public.blocked_hosts),
         )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
@@ -150,13 +163,14 @@ class Services:
         if self.redis is None:
             return TokenBucketLimiter(per_minute, period_seconds=period_seconds)
         # Bucket names in Redis are keyed hashes (they may hold a visitor's IP): the
-        # cookie secret is the key every process already shares through the database.
+        # cookie secret is the key every process already shares (the database's secret
+        # and the key file).
         return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
 
     async def start(self) -> None:
         self._data_version = await self.db.write(account_store.data_version)
         secret = await self.db.write(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
-        self._cookie_secret = bytes.fromhex(secret)
+        self._cookie_secret = signing_key(self._file_key, bytes.fromhex(secret))
         if self.link_changes is not None:
             await self.link_changes.start()
         await self.recorder.start()

@@ -84,7 +84,7 @@ def csrf_token(secret: bytes, bound_to: str) -> str:
 
 
 def csrf_matches(secret: bytes, bound_to: str, sent: str) -> bool:
-    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to), sent)
+    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to).encode(), sent.encode())
 
 
 def is_expired(row: Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:
@@ -120,9 +120,14 @@ def start_session(
     now_ms: int,
     created_before_ms: int,
     seen_before_ms: int,
+    checked_hash: str | None = None,
 ) -> None:
-    """A new session row; the browser's previous one (if any) and expired ones are deleted."""
+    """A new session row; the browser's previous one (if any) and expired ones are deleted.
+    With `checked_hash` (the password hash a sign-in verified), SignInFailed when the
+    account's password is no longer that one: it changed while the password was checked."""
     with transaction(conn):
+        if checked_hash is not None and not store.hold_password_hash(conn, account_id, checked_hash):
+            raise SignInFailed()
         if previous_hash is not None:
             store.delete_session(conn, previous_hash)
         store.delete_sessions_before(conn, created_before_ms, seen_before_ms)

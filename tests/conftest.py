@@ -8,12 +8,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from shortlink import accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
-from shortlink.web.app import create_app
+from shortlink.web.app import bind, create_app
 from tests.postgres_server import PostgresServer
 from tests.redis_server import RedisServer
 
@@ -21,6 +22,24 @@ SHORT_HOST = "https://sho.rt"
 
 
 BACKENDS = ("sqlite", "postgresql")
+
+
+# Fixtures that start a real PostgreSQL, Redis or web server from Debian's packages: tests using
+# them are marked `system`; tests driving Chromium (the `browser` fixture) are marked `browser`.
+SYSTEM_FIXTURES = {"postgres_server", "redis_server", "nginx", "caddy"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers from what a test uses, so that `make test-fast` (-m "not browser and not system")
+    can leave out every test that needs Chromium or a server from Debian's packages."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        on_postgresql = callspec is not None and callspec.params.get("backend") == "postgresql"
+        if fixtures & SYSTEM_FIXTURES or on_postgresql:
+            item.add_marker(pytest.mark.system)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -92,13 +111,24 @@ def config(make_config) -> Config:
     return make_config()
 
 
+# Building an app costs a fifth of a second, most of a typical test's time: each worker keeps
+# the apps it built and binds the next test's configuration and database to a free one.
+FREE_APPS: list[Litestar] = []
+
+
 @pytest.fixture
 def make_client(make_config) -> Iterator[Callable[..., TestClient]]:
     """Start the real app (lifespan included) with config overrides."""
     clients: list[TestClient] = []
 
     def make(**overrides) -> TestClient:
-        client = TestClient(app=create_app(make_config(**overrides)))
+        config = make_config(**overrides)
+        if FREE_APPS:
+            app = FREE_APPS.pop()
+            bind(app, config)
+        else:
+            app = create_app(config)
+        client = TestClient(app=app)
         client.__enter__()
         clients.append(client)
         return client
@@ -106,6 +136,7 @@ def make_client(make_config) -> Iterator[Callable[..., TestClient]]:
     yield make
     for client in reversed(clients):
         client.__exit__(None, None, None)
+        FREE_APPS.append(client.app)
 
 
 @pytest.fixture
@@ -148,7 +179,7 @@ def auth(api_key) -> dict[str, str]:
 def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     """The real `shortlink` command in a separate process."""
     return subprocess.run(
-        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=60
+        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=300
     )
 
 

@@ -6,9 +6,12 @@ done the calling tests fail with the reason: a skipped test would prove nothing.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -24,6 +27,13 @@ def find_or_install(command: str, package: str, what: str) -> str:
     found = shutil.which(command)
     if found:
         return found
+    # Parallel test workers may miss the same command at once; apt-get takes one at a time.
+    with (Path(tempfile.gettempdir()) / "shortlink-tests-apt.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return shutil.which(command) or _install(command, package, what)
+
+
+def _install(command: str, package: str, what: str) -> str:
     if shutil.which("apt-get") is None:
         cannot_run(what, f"{command} is missing and there is no apt-get to install it")
     as_root = [] if os.geteuid() == 0 else ["sudo", "-n"]

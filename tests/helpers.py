@@ -31,7 +31,7 @@ def store_link(
     )
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "the condition") -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "the condition") -> None:
     """Poll until `condition()` holds (generously bounded: never a timing assertion)."""
     deadline = time.monotonic() + timeout
     while not condition():

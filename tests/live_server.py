@@ -46,7 +46,7 @@ class LiveServer:
         self.log = directory / f"server-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 20) -> LiveServer:
+    def start(self, timeout: float = 180) -> LiveServer:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [

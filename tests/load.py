@@ -8,9 +8,8 @@ import sqlite3
 import threading
 import time
 
-from shortlink.storage.labels import UNKNOWN
-
 from shortlink.storage.clicks import DIMENSIONS
+from shortlink.storage.labels import UNKNOWN
 
 # (user agent, referrer, query): desktop, phones and a bot, with and without a campaign,
 # so that the rollups of every dimension have several values to get right.

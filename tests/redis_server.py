@@ -24,7 +24,7 @@ class RedisServer:
         self.log = directory / f"redis-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 10) -> RedisServer:
+    def start(self, timeout: float = 60) -> RedisServer:
         executable = find_or_install("redis-server", "redis-server", "Redis tests")
         # Nothing kept on disk: --save '' and no append-only file.
         self.directory.mkdir(parents=True, exist_ok=True)

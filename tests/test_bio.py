@@ -393,6 +393,6 @@ def test_views_counted_before_a_shutdown_are_written_by_it(config, conn, owner, 
     monkeypatch.setattr(app_bio, "VIEWS_FLUSH_SECONDS", 3600)  # only the shutdown writes them
     with TestClient(app=create_app(config)) as client:
         publish(client, owner)
-        for _ in range(4):
-            page_of(client)
+        for ua in (IPHONE, INSTAGRAM_IOS, DESKTOP, IPHONE.replace("Mobile/15E148", "Mobile/15E149")):
+            page_of(client, ua=ua)  # four visitors: one view each
     assert conn.execute("SELECT sum(views) FROM bio_page_days").fetchone()[0] == 4

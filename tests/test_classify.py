@@ -29,6 +29,7 @@ def test_the_corpus_covers_every_class():
             "whatsapp",
             "line",
             "wechat",
+            "viber",
         } <= apps, os
     assert {e["browser"] for e in expected if e["kind"] == "android" and not e["in_app"]} == {
         "chrome",
@@ -117,6 +118,37 @@ def test_agents_the_issue_names_are_bots():
         "phpMyAdmin/reporting-script",
     ):
         assert classify(agent).is_bot, agent
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "PostmanRuntime/7.29.0",
+        "Java/1.8.0_121",
+        "GuzzleHttp/7",
+        "PycURL/7.13.2",
+        "Apache Httpclient",
+        "PHP/5.3.84",
+        "Zend_Http_Client",
+        "mozilla/5.0 (x11; linux x86_64; splunk synthetics) applewebkit/537.36 (khtml, like gecko) "
+        "chrome/91.0.4472.114 safari/537.36",
+        "Mozilla/5.0 (compatible; Windows NT 6.1; Catchpoint) AppleWebKit/537.36 (KHTML like Gecko) "
+        "Chrome/43.0.2357.81 Safari/537.36",
+        "Bitrix link preview",
+        "nginx-ssl early hints",
+        "Is is up? (+https://isitup.org)",
+        "Braze Sender 75e404755ae1270441f07eb238f0faf25e44dfdc",
+    ],
+)
+def test_agents_no_list_named_are_bots(agent):
+    """The agents issue 40 found counted as people: libraries, monitors, previewers."""
+    assert classify(agent).is_bot
+
+
+def test_an_http_library_naming_a_phone_in_the_usual_place_is_still_a_bot():
+    # The engine rule alone would pass it: the program's words decide.
+    assert classify("okhttp/4.12.0 (Linux; Android 14; Pixel 8) Mobile").is_bot
+    assert classify("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 python-requests/2.32").is_bot
 
 
 def test_a_crawler_posing_as_an_in_app_browser_is_a_bot_but_the_app_itself_is_a_person():

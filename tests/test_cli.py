@@ -173,7 +173,7 @@ def on_terminal(*args: str, answer: bytes = b"", columns: int = 100) -> tuple[in
         elif process.poll() is not None:
             break
     os.close(leader)
-    return process.wait(timeout=30), output.decode(errors="replace")
+    return process.wait(timeout=300), output.decode(errors="replace")
 
 
 def test_delete_asks_on_a_terminal(seeded, conn):
@@ -237,7 +237,7 @@ def test_ctrl_c_stops_demo_seed_between_batches_keeping_what_was_written(db_path
             break
         time.sleep(0.5)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+    stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130 and stdout == ""
     summary = stderr.strip().splitlines()[-1]
     match = re.match(r"shortlink: interrupted: seeded 5 links and (\d+) clicks", summary)

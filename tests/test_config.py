@@ -103,7 +103,7 @@ def test_other_shortlink_variables_are_only_warned_about(tmp_path, caplog, name)
     assert [record.getMessage() for record in caplog.records] == [
         f"environment variable {name} is not a setting and is ignored (settings are "
         "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks, redis, "
-        "dashboard, public)"
+        "dashboard, public, geoip)"
     ]
 
 

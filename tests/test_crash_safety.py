@@ -158,7 +158,7 @@ def test_cli_writes_while_the_server_runs_never_lock_out_api_clients(tmp_path, s
                 ],
                 check=True,
                 capture_output=True,
-                timeout=60,
+                timeout=300,
             )
     finally:
         done.set()

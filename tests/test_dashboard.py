@@ -180,7 +180,7 @@ def test_the_cli_sets_a_password_creating_the_account_and_ends_its_sessions(stor
             input=password + "\n",
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=300,
         )
 
     assert set_password("short").returncode == 1

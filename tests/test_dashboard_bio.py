@@ -246,7 +246,8 @@ def test_the_statistics_show_views_per_day_and_click_through_per_button(owner, c
     post(owner, "/bio/buttons/new", {"originalUrl": "https://example.com/one", "label": "One"})
     post(owner, "/bio/buttons/new", {"originalUrl": "https://example.com/two", "label": "Two"})
     services = owner.app.state.services
-    for agent in (IPHONE, IPHONE, IPHONE, IPHONE, FACEBOOK_BOT):
+    # Four visitors (a view is counted once per visitor a day) and a previewer (never counted).
+    for agent in (*(IPHONE.replace("Mobile/15E148", f"Mobile/15E14{n}") for n in range(4)), FACEBOOK_BOT):
         assert owner.get("/@alice", headers={"User-Agent": agent}).status_code == 200
     account_id = accounts.account_for(conn, OWNER)["id"]
     first = next(b for b in owner.blocking_portal.call(services.bio.page, account_id).buttons if b.label == "One")

@@ -183,3 +183,28 @@ def test_every_page_is_accessible_and_fits_a_phone_in_light_and_dark(server, bro
             signed_out.close()
             signed_in.close()
     assert problems == [], "\n".join(map(str, problems))
+
+
+def test_the_state_filter_stays_chosen_and_paging_keeps_it(server, browser):
+    """The list's State filter: a template macro of the same name once hid the chosen value."""
+    conn = connect(server.db)
+    conn.execute("UPDATE links SET is_active = 0")  # every link paused: more than one page of them
+    paused = conn.execute("SELECT count(*) FROM links").fetchone()[0]
+    conn.close()
+    assert paused > 20
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    sign_in(page, server, EMAIL, PASSWORD)
+    page.goto(server.base_url + "/links")
+    page.get_by_label("State").select_option("paused")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/links?*state=paused*")
+    assert page.get_by_label("State").input_value() == "paused"
+    assert page.get_by_text(f"{paused} links").is_visible()
+    next_page = page.get_by_role("link", name="Next")
+    assert "state=paused" in (next_page.get_attribute("href") or "")
+    next_page.click()
+    page.wait_for_url("**page=2*")
+    assert page.get_by_label("State").input_value() == "paused"
+    assert page.get_by_text("Page 2 of").is_visible()
+    context.close()

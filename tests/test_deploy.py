@@ -27,6 +27,8 @@ from tests.debian import find_or_install
 from tests.live_server import LiveServer, free_port
 from tests.visitors import INSTAGRAM_IOS, IPHONE
 
+pytestmark = pytest.mark.system
+
 DEPLOY = Path(__file__).resolve().parent.parent / "docs" / "deploy"
 UNITS = ("shortlink.service", "shortlink-backup.service", "shortlink-backup.timer")
 INSTALLED_SHORTLINK = "/opt/shortlink/.venv/bin/shortlink"

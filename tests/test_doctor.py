@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
+from datetime import UTC, date, datetime
 
 import psycopg
 import pytest
 
 from shortlink.storage import connect, postgresql
 from tests.conftest import run_cli
+from tests.countries import write_country_file
 from tests.live_server import free_port
 from tests.redis_server import RedisServer
 
@@ -70,11 +69,33 @@ def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install,
     assert facts["database"] == str(database) and facts["redis_version"]
     assert facts["integrity"] == "ok" and facts["migrations_applied"] == facts["migrations_shipped"] > 0
     assert facts["wal_bytes"] >= 0 and facts["free_disk_bytes"] > 0
-    for package in ("geoip2fast", "crawler-user-agents", "device-detector"):
+    for package in ("crawler-user-agents", "device-detector"):
         assert facts[package]["present"] and facts[package]["version"]
-    assert facts["geoip2fast"]["date"] >= "2020-01-01"
+    assert facts["geoip"]["table"].startswith("iptocc ") and facts["geoip"]["date"] >= "2026-10-01"
     human = run_cli("doctor", "--config", str(config), "--db", str(database))
     assert human.stdout.rstrip().endswith("healthy") and "(environment)" in human.stdout
+    assert f'"date": "{facts["geoip"]["date"]}"' in human.stdout
+
+
+def test_the_operators_country_file_is_shown_with_its_date_and_an_old_one_is_noted(install, monkeypatch, tmp_path):
+    config, database = install
+    fresh = write_country_file(tmp_path / "fresh.mmdb", {"8.8.8.0/24": "US"})
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(fresh))
+    code, report = doctor(config, database)
+    assert code == 0 and report["facts"]["geoip"]["date"] == date.today().isoformat()
+    assert str(fresh) in report["facts"]["geoip"]["table"]
+    assert not [f for f in report["findings"] if f["check"] == "data files"]
+
+    old = write_country_file(tmp_path / "old.mmdb", {"8.8.8.0/24": "US"}, built=datetime(2024, 6, 18, tzinfo=UTC))
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(old))
+    code, report = doctor(config, database)
+    notes = [f"{f['message']} / {f['fix']}" for f in report["findings"] if f["check"] == "data files"]
+    assert code == 0 and report["facts"]["geoip"]["date"] == "2024-06-18"
+    assert len(notes) == 1 and "from 2024-06-18" in notes[0] and "pip install -U iptocc" in notes[0]
+
+    monkeypatch.setenv("SHORTLINK_GEOIP_PATH", str(tmp_path / "absent.mmdb"))
+    code, report = doctor(config, database)
+    assert code == 1 and any("[geoip] path" in problem and "absent.mmdb" in problem for problem in problems(report))
 
 
 @pytest.mark.parametrize(
@@ -101,14 +122,27 @@ def test_a_broken_setting_is_reported_with_its_fix(install, monkeypatch, setting
     assert len(lines) == len(problems(report)) and all(" -> " in line for line in lines)
 
 
-def test_a_damaged_or_missing_database_is_reported(install, tmp_path):
+def test_a_damaged_database_is_reported(install, tmp_path):
     config, database = install
     database.write_bytes(b"not a database at all" * 100)
     code, report = doctor(config, database)
     assert code == 1 and any("cannot be read as SQLite" in problem for problem in problems(report))
-    code, report = doctor(config, tmp_path / "data" / "nothing.db")
-    assert code == 1 and any("no database at" in problem for problem in problems(report))
-    assert not (tmp_path / "data" / "nothing.db").exists()  # the doctor creates nothing
+
+
+def test_before_the_first_start_no_database_is_expected(install, tmp_path):
+    """A fresh install: where the database will be made, and whether that directory is writable."""
+    config, _ = install
+    fresh = tmp_path / "data" / "nothing.db"
+    code, report = doctor(config, fresh)
+    assert code == 0 and problems(report) == []
+    notes = [f["message"] for f in report["findings"] if f["check"] == "database"]
+    assert notes == [
+        f"no database at {fresh} yet: the server creates it there when it first starts "
+        f"({fresh.parent} is writable by this user)"
+    ]
+    assert not fresh.exists()  # the doctor creates nothing
+    human = run_cli("doctor", "--config", str(config), "--db", str(fresh), check=False)
+    assert human.returncode == 0 and "PROBLEM" not in human.stdout
 
 
 def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path):
@@ -120,32 +154,25 @@ def test_a_missing_data_directory_is_reported_and_not_created(install, tmp_path)
     assert fixes == [f"mkdir -p {nowhere.parent}"] and not nowhere.parent.exists()
 
 
-def test_a_data_directory_the_service_user_cannot_write_is_reported(install):
+def test_a_data_directory_the_service_user_cannot_write_is_reported(install, tmp_path):
     config, _ = install
-    # Somewhere every user can read: pytest's own temporary directories are private to root.
-    base = Path(tempfile.mkdtemp(prefix="shortlink-doctor-"))
+    data = tmp_path / "unwritable"
+    data.mkdir()
+    connect(data / "shortlink.db").close()
+    command = [sys.executable, "-m", "shortlink", "doctor", "--config", str(config)]
+    command += ["--db", str(data / "shortlink.db"), "--json"]
+    if os.geteuid() == 0:
+        # Root writes anywhere through two capabilities: without them it is held to the mode
+        # bits like any service user, and still reads this checkout wherever it was cloned.
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", *command]
+    data.chmod(0o555)
     try:
-        base.chmod(0o755)
-        data = base / "data"
-        data.mkdir()
-        connect(data / "shortlink.db").close()
-        (data / "shortlink.db").chmod(0o644)
-        shared_config = base / "shortlink.toml"
-        shared_config.write_text(config.read_text())
-        command = [sys.executable, "-m", "shortlink", "doctor", "--config", str(shared_config)]
-        command += ["--db", str(data / "shortlink.db"), "--json"]
-        if os.geteuid() == 0:
-            # root may write anywhere: ask as the unprivileged "nobody", as a service user would be.
-            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-        else:
-            data.chmod(0o555)
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=base)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
         report = json.loads(result.stdout)
         assert result.returncode == 1, result.stderr
         assert any("is not writable by this user" in problem for problem in problems(report)), problems(report)
     finally:
-        (base / "data").chmod(0o755)
-        shutil.rmtree(base)
+        data.chmod(0o755)
 
 
 def test_a_redis_the_server_cannot_reach_is_reported(install, monkeypatch):

@@ -30,6 +30,8 @@ from tests.live_server import LiveServer
 from tests.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
 from tests.redis_server import RedisServer
 
+pytestmark = pytest.mark.system
+
 DAILY_LIMIT = 5
 INVALIDATION_SECONDS = 1.0  # the bound: a paused link stops redirecting everywhere within it
 
@@ -37,7 +39,7 @@ INVALIDATION_SECONDS = 1.0  # the issue's bound: a paused link stops redirecting
 def start_together(servers: list[LiveServer]) -> list[LiveServer]:
     # Starting several at once on a loaded machine takes a while: a generous bound.
     with ThreadPoolExecutor(len(servers)) as pool:
-        return list(pool.map(lambda server: server.start(timeout=90), servers))
+        return list(pool.map(lambda server: server.start(timeout=180), servers))
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -247,7 +249,7 @@ def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path, storage):
     server = LiveServer(tmp_path, workers=2, storage=storage, redis_url=redis.url, clicks_flush_interval_ms="1000")
     code, _ = prepare_two_links(server.db, server.base_url)
     try:
-        server.start(timeout=90)
+        server.start(timeout=180)
         assert len(process_ids(server, 2)) == 2  # two processes answer on the one port
         load = Load(server.port, code)
         time.sleep(1.5)

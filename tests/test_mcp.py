@@ -33,6 +33,7 @@ CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, l
 TOOL_NAMES = {
     "whoami",
     "create_link",
+    "create_links",
     "list_links",
     "get_link",
     "update_link",
@@ -45,6 +46,7 @@ TOOL_NAMES = {
 ANNOTATIONS = {
     "whoami": (True, False, True),
     "create_link": (False, False, False),
+    "create_links": (False, False, False),
     "list_links": (True, False, True),
     "get_link": (True, False, True),
     "update_link": (False, True, True),
@@ -266,6 +268,22 @@ def same_report(mcp_report: dict[str, Any], api_report: dict[str, Any]) -> bool:
     return mcp_report == api_report and hourly[0] == hourly[1]
 
 
+async def test_create_links_answers_what_the_bulk_endpoint_answers(server, key):
+    items = [
+        {"originalUrl": "https://example.com/one", "title": "Eins ✓"},
+        {"originalUrl": "ftp://example.com/"},
+        {"originalUrl": "https://example.com/two"},
+    ]
+    async with mcp_client(server, key) as client:
+        answer = (await call(client, "create_links", {"links": items})).structured_content
+    results = answer["data"]
+    assert [(item["index"], item["status"]) for item in results] == [(0, 201), (1, 400), (2, 201)]
+    assert results[1]["error"]["code"] == "VALIDATION_ERROR"
+    for item in (results[0], results[2]):
+        assert item["data"] == api_data(server, key, f"/links/{item['data']['id']}")
+        assert item["data"]["source"] == "MCP"
+
+
 async def test_a_request_without_a_valid_key_is_refused_with_401_before_the_sdk(server, key):
     message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -333,7 +351,7 @@ async def test_each_tool_call_counts_against_the_keys_budget_and_over_it_is_a_to
         assert error["code"] == "RATE_LIMITED"
         assert f"Rate limit of {REQUESTS_PER_MINUTE} requests per minute exceeded; retry in " in error["message"]
         assert result.content[0].text.startswith("RATE_LIMITED: ") and result.content[0].text.endswith(" s")
-        assert len((await client.list_tools(cache_mode="refresh")).tools) == 9  # listing is not a tool call
+        assert len((await client.list_tools(cache_mode="refresh")).tools) == len(TOOL_NAMES)  # not a tool call
     assert api(server, key, "GET", "/me")[0] == 429  # one budget for the API and MCP
 
 
@@ -475,3 +493,50 @@ def test_shortlink_mcp_without_a_usable_key_stops_with_one_line(server):
 def test_the_key_is_never_on_the_command_line():
     usage = subprocess.run([sys.executable, "-m", "shortlink", "mcp", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0 and "--url" in usage.stdout and "key" not in usage.stdout.replace("API_KEY", "")
+
+
+def raw_post(server: LiveServer, key: str, body: bytes, **headers: str) -> tuple[int, bytes]:
+    sent = {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "/mcp", body=body, headers=sent)
+    response = conn.getresponse()
+    answer = response.status, response.read()
+    conn.close()
+    return answer
+
+
+def test_another_sites_host_or_origin_is_refused_against_dns_rebinding(server, key):
+    message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    assert raw_post(server, key, message, Host="evil.example")[0] == 421
+    assert raw_post(server, key, message, Host="localhost.evil.example")[0] == 421
+    assert raw_post(server, key, message, Host=f"evil.example:{server.port}")[0] == 421
+    assert raw_post(server, key, message, Origin="http://evil.example")[0] == 403
+    assert raw_post(server, key, message, Origin=f"http://evil.example:{server.port}")[0] == 403
+    for allowed in ({"Origin": server.base_url}, {"Host": f"localhost:{server.port}"}):
+        status, raw = raw_post(server, key, message, **allowed)
+        assert status == 200 and json.loads(raw)["result"]["tools"], allowed
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{not json", -32700),
+        (b"[]", -32600),
+        (b'{"jsonrpc": "2.0", "id": 1}', -32600),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "x"}', -32600),
+    ],
+)
+def test_a_malformed_json_rpc_request_gets_a_clean_json_rpc_error(server, key, body, code):
+    status, raw = raw_post(server, key, body)
+    answer = json.loads(raw)
+    assert status == 400 and answer["jsonrpc"] == "2.0" and answer["id"] is None
+    assert answer["error"]["code"] == code
+    message = answer["error"]["message"]
+    for internal in ("validation error", "JSONRPC", "union[", "pydantic", "model_type", "Input should"):
+        assert internal not in message, message

@@ -6,6 +6,7 @@ import json
 
 from shortlink.storage import connect
 from tests.live_server import LiveServer
+from tests.visitors import DESKTOP
 
 VISITOR_IP = "203.0.113.77"
 PASSWORD = "correct horse battery"
@@ -27,7 +28,7 @@ def test_keys_passwords_and_ips_are_never_written_anywhere(tmp_path):
         code = json.loads(data)["data"]["shortCode"]
         visitor = {
             "X-Forwarded-For": VISITOR_IP,
-            "User-Agent": "Mozilla/5.0 (X11; Linux x86_64)",
+            "User-Agent": DESKTOP,  # a person: bots never get past the password form
             "Content-Type": "application/x-www-form-urlencoded",
         }
         assert server.request("POST", f"/l/{code}", f"password={PASSWORD.replace(' ', '+')}", visitor)[0] == 303

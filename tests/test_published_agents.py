@@ -19,9 +19,14 @@ CORPUS = Path(__file__).parent / "corpus"
 SAMPLES = ("tuning", "heldback")
 CRAWLERS_EXCLUDED = 0.99
 PEOPLE_COUNTED = 0.995
-# Below target, kept as a floor so it cannot get worse: one agent of the 74 held-back
-# desktops counts as a bot, and it is held back, so it was not looked at.
-PEOPLE_COUNTED_HELD_BACK_DESKTOPS = 0.98
+# Below target, kept as a floor so it cannot get worse: two agents of the 74 held-back
+# desktops count as bots. One was never looked at; the other is Brave 0.7.9, a 2015 preview
+# built on Electron, which the decision to count Electron apps as programs (docs/bots.md)
+# now takes along (seen while checking what else says "Electron/", not tuned away).
+PEOPLE_COUNTED_HELD_BACK_DESKTOPS = 0.97
+# Agents outside both rule sources (crawlerdetect's fixtures and documented agents, README.md
+# beside the corpora): the generic rules must catch what no list names.
+UNLISTED_EXCLUDED = 0.95
 DEVICE_LABEL_RIGHT = {"mobile": 0.98, "tablet": 0.95, "desktop": 0.97}
 # Below target on the held-back sample, kept as floors: phones 97.8% (14 of 623 wrong),
 # desktops 94.6% (4 of 74). Not looked at, so not tuned away.
@@ -54,6 +59,17 @@ def test_published_crawlers_are_excluded_from_analytics(sample):
     agents = [row["ua"] for row in published("crawlers", sample)]
     counted = [ua for ua in agents if not classify(ua).is_bot]
     assert len(counted) <= (1 - CRAWLERS_EXCLUDED) * len(agents), counted
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_agents_no_rule_source_names_are_excluded(sample):
+    rows = published("unlisted", sample)
+    scale = 1 if sample == "tuning" else 4
+    assert len(rows) * scale >= 2000
+    listed = {row["ua"] for other in SAMPLES for row in published("crawlers", other)}
+    assert not listed & {row["ua"] for row in rows}  # none is in our sources
+    counted = [row["ua"] for row in rows if not classify(row["ua"]).is_bot]
+    assert len(counted) <= (1 - UNLISTED_EXCLUDED) * len(rows), counted
 
 
 @pytest.mark.parametrize("sample", SAMPLES)

@@ -10,8 +10,8 @@ import sqlite_utils
 from shortlink.analytics import report
 from shortlink.analytics.ranges import Range, to_ms
 from shortlink.storage import connect, transaction
+from shortlink.storage.schema import pending_migrations, recorded_migrations, statements
 from shortlink.storage.schema import sqlite_migrations as migrations
-from shortlink.storage.schema import statements
 from shortlink.storage.sqlite import SqliteDatabase
 
 
@@ -263,3 +263,42 @@ def test_processes_opening_a_new_file_at_the_same_moment_all_get_it(tmp_path):
         conn = connect(path)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.close()
+
+
+def test_a_migration_numbered_below_the_version_is_still_applied():
+    # Branches claim numbers and merge in any order: 0010 may arrive after 0011 was applied.
+    assert pending_migrations([9, 10, 11], 11, {9, 11}) == [10]
+    assert pending_migrations([9, 10, 11], 9, {9}) == [10, 11]
+    assert pending_migrations([9, 10, 11], 11, {9, 10, 11}) == []
+    # A database from before schema_migrations was migrated strictly in order.
+    assert recorded_migrations([8, 9, 11], 9, set()) == {8, 9}
+    assert recorded_migrations([8, 9, 11], 11, {8, 11}) == {8, 11}
+
+
+@pytest.mark.both_backends
+def test_a_late_migration_runs_once_on_a_database_past_its_number(storage, conn):
+    # As if 0011 had landed after a later number: the version is past it, the record is not.
+    with transaction(conn):
+        conn.execute("DROP TABLE link_tags")
+        conn.execute("DELETE FROM schema_migrations WHERE number = 11")
+    connect(storage).close()  # applies it
+    again = connect(storage)  # and this finds nothing left to do
+    try:
+        assert again.execute("SELECT count(*) FROM link_tags").fetchone()[0] == 0  # created again
+        assert 11 in {row[0] for row in again.execute("SELECT number FROM schema_migrations")}
+    finally:
+        again.close()
+
+
+def test_a_file_from_before_the_migration_record_gets_one_and_only_new_migrations(db_path):
+    connect(db_path).close()
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    raw.execute("DROP TABLE schema_migrations")
+    raw.execute("DROP TABLE link_tags")
+    raw.execute("PRAGMA user_version = 9")
+    raw.close()
+    conn = connect(db_path)
+    recorded = [row[0] for row in conn.execute("SELECT number FROM schema_migrations ORDER BY number")]
+    assert recorded == [number for number, _, _ in migrations()]
+    assert conn.execute("SELECT count(*) FROM link_tags").fetchone()[0] == 0
+    conn.close()

@@ -12,10 +12,11 @@ import time
 import pytest
 
 from shortlink.visits.passwords import attempt_key
+from tests.countries import write_country_file
 from tests.live_server import LiveServer
 from tests.visitors import DESKTOP, make_link
 
-GB_ADDRESS = "81.2.69.142"  # in geoip2fast's offline tables as GB
+GB_ADDRESS = "81.2.69.142"  # registered in GB (the bundled table)
 
 
 class Server:
@@ -93,6 +94,20 @@ def test_country_comes_from_the_forwarded_address_or_the_trusted_proxys_header(b
     ):
         assert behind_proxy.request("GET", f"/l/{code}", **{"User-Agent": DESKTOP, **headers})[0] == 302
     assert behind_proxy.countries(code, 5) == ["GB", "GB", "DE", "Unknown", "Unknown"]
+
+
+def test_an_operators_country_file_places_the_visitors(tmp_path):
+    countries = write_country_file(tmp_path / "countries.mmdb", {"81.2.69.0/24": "FR", "2001:db8:5::/48": "SE"})
+    server = Server(tmp_path, network_trusted_proxies="127.0.0.0/8", geoip_path=str(countries))
+    try:
+        code = server.link()
+        for forwarded in (GB_ADDRESS, "2001:db8:5::7", "8.8.8.8"):
+            assert (
+                server.request("GET", f"/l/{code}", **{"User-Agent": DESKTOP, "X-Forwarded-For": forwarded})[0] == 302
+            )
+        assert server.countries(code, 3) == ["FR", "SE", "Unknown"]  # the file alone decides
+    finally:
+        server.live.stop()
 
 
 def test_an_untrusted_peer_cannot_choose_its_address_or_country(direct):

@@ -6,7 +6,9 @@ path does) and rendered once, then served from `BioCache` until something on it
 changes: the page or its buttons (this module says so), any of its links (`Links`
 reports every change by short code), a shown link's expiry passing, or another process
 committing (the services clear every cache then, or hear the change through Redis).
-Views are counted in memory and added to the daily counts every second.
+Views are counted in memory and added to the daily counts every second, at most one
+per visitor (IP and user agent, as unique visitors are told apart) per page and UTC day
+in each server process.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -35,8 +38,12 @@ from shortlink.storage import Database
 from shortlink.storage import bio as store
 from shortlink.times import day_of, utcnow
 from shortlink.visits.classify import classify
+from shortlink.visits.enrich import visitor_hash
 
 log = logging.getLogger("shortlink.bio")
+# Visitors remembered per process and day: past this many, new ones still count but are
+# not remembered (a script rotating agents then inflates, but cannot grow memory).
+MAX_SEEN_VISITORS = 200_000
 
 MAX_CACHED_PAGES = 10_000
 VIEWS_FLUSH_SECONDS = 1.0
@@ -124,6 +131,8 @@ class Bio:
         self.cache = cache if cache is not None else BioCache()
         self._changed = changed if changed is not None else _forget_locally(self.cache)
         self._views: Counter[tuple[int, str]] = Counter()
+        # (page id, visitor hash) seen today, under a key of today's held only in memory.
+        self._seen_day, self._seen_key, self._seen = "", b"", set[tuple[int, int]]()
         self._task: asyncio.Task | None = None
 
     # the editor
@@ -234,10 +243,22 @@ class Bio:
             valid_until=view.valid_until,
         )
 
-    def count_view(self, page: RenderedPage, user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> None:
-        """One view of the page, unless a bot or link previewer made it (the clicks' rule)."""
-        if not classify(user_agent, ch_platform, ch_mobile).is_bot:
-            self._views[(page.page_id, day_of(utcnow()))] += 1
+    def count_view(
+        self, page: RenderedPage, ip: str, user_agent: str, ch_platform: str = "", ch_mobile: str = ""
+    ) -> None:
+        """One view of the page, unless a bot or link previewer made it (the clicks' rule) or
+        this visitor was counted on it today already."""
+        if classify(user_agent, ch_platform, ch_mobile).is_bot:
+            return
+        day = day_of(utcnow())
+        if day != self._seen_day:
+            self._seen_day, self._seen_key, self._seen = day, secrets.token_bytes(32), set()
+        visitor = (page.page_id, visitor_hash(self._seen_key, ip, user_agent))
+        if visitor in self._seen:
+            return
+        if len(self._seen) < MAX_SEEN_VISITORS:
+            self._seen.add(visitor)
+        self._views[(page.page_id, day)] += 1
 
     async def flush_views(self) -> None:
         if not self._views:

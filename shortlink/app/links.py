@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+import msgspec
 
 from shortlink import qr
 from shortlink.app.hosts import Hosts
+from shortlink.errors import ShortlinkError, field_error
 from shortlink.links import rules, service
+from shortlink.links import tags as tagging
+from shortlink.links.bulk import BulkActionResult, BulkItemResult, BulkLinkAction, ItemError, check_action
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Database
 from shortlink.times import utcnow
@@ -39,10 +45,12 @@ class Links:
         fetch_titles: bool,
         changed: Callable[[str], None] = _nothing,
         fetch_wanted: Callable[[], None] = _nothing,
+        blocked: frozenset[str] = frozenset(),
     ):
         """`changed(code)` runs after a link is created, changed or deleted (the visitor
-        cache forgets it); `fetch_wanted()` after a link that wants its title fetched."""
-        self.db, self.hosts = db, hosts
+        cache forgets it); `fetch_wanted()` after a link that wants its title fetched;
+        `blocked`: the destination hosts no link of any door may lead to."""
+        self.db, self.hosts, self.blocked = db, hosts, blocked
         self.daily_limit, self.fetch_titles = daily_limit, fetch_titles
         self._changed, self._fetch_wanted = changed, fetch_wanted
 
@@ -60,11 +68,51 @@ class Links:
             password_hash=await hash_password(body.password),
             fetch_title=self.fetch_titles,
             source=source,
+            blocked=self.blocked,
         )
         self._changed(link.short_code)
         if self.fetch_titles and body.title is None:
             self._fetch_wanted()
         return link
+
+    async def create_many(self, account_id: int, items: list[dict[str, Any]], source: Source) -> list[BulkItemResult]:
+        """Create each item as `create` would, in order; a failed item fails only itself.
+        Every created link counts against the daily limit, as single creates do."""
+        results = []
+        for index, item in enumerate(items):
+            try:
+                body = msgspec.convert(item, CreateLink)
+                results.append(BulkItemResult(index, 201, data=await self.create(account_id, body, source)))
+            except msgspec.ValidationError as exc:
+                error = field_error(str(exc))
+                results.append(BulkItemResult(index, error.status, error=ItemError(error.code, error.message)))
+            except ShortlinkError as exc:
+                results.append(BulkItemResult(index, exc.status, error=ItemError(exc.code, exc.message)))
+        return results
+
+    async def act_on_many(self, account_id: int, body: BulkLinkAction) -> list[BulkActionResult]:
+        """Pause, resume, delete, tag or untag each link as its single request would, in
+        order; a link that fails (not found, too many tags) fails only itself."""
+        check_action(body)
+        results = []
+        for index, link_id in enumerate(body.ids):
+            try:
+                await self._act(account_id, body, link_id)
+                results.append(BulkActionResult(index, link_id, 200))
+            except ShortlinkError as exc:
+                results.append(BulkActionResult(index, link_id, exc.status, ItemError(exc.code, exc.message)))
+        return results
+
+    async def _act(self, account_id: int, body: BulkLinkAction, link_id: str) -> None:
+        if body.action == "delete":
+            await self.delete(account_id, link_id)
+        elif body.action in ("pause", "resume"):
+            await self.update(account_id, link_id, UpdateLink(is_active=body.action == "resume"))
+        elif body.action == "tag":
+            await self.db.write(tagging.add_link_tags, account_id, link_id, body.tags or [])
+        else:
+            names = [tag.name for tag in body.tags or []]
+            await self.db.write(tagging.remove_link_tags, account_id, link_id, names)
 
     async def get(self, account_id: int, link_id: str) -> Link:
         return await self.db.read(service.get_link, account_id, link_id, self.hosts.base_for_account(account_id))
@@ -91,6 +139,12 @@ class Links:
     async def delete(self, account_id: int, link_id: str) -> None:
         code = await self.db.write(service.delete_link, account_id, link_id)
         self._changed(code)
+
+    async def tags(self, account_id: int, link_id: str) -> tagging.LinkTags:
+        return await self.db.read(tagging.link_tags, account_id, link_id)
+
+    async def set_tags(self, account_id: int, link_id: str, body: tagging.SetTags) -> tagging.LinkTags:
+        return await self.db.write(tagging.set_link_tags, account_id, link_id, body.tags)
 
     async def qr_code(self, account_id: int, link_id: str, options: qr.QrOptions) -> qr.QrImage:
         """The QR code of the link's short URL (its custom domain's, when connected)."""

@@ -2,29 +2,35 @@
 
 Links are made through the same `Links.create` as every door, with source PUBLIC, no
 custom code or password, and an expiry. Abuse resistance, in order: bots and link
-previewers make nothing; the API's URL rules, then no link to this service itself and
-none to a blocked host; then a token bucket per client address (an IPv6 client is its
-/64), `links_per_hour` tokens refilling over an hour; then the account's daily limit.
+previewers make nothing; the API's URL rules, then no link to this service itself, to an
+IP address, to a blocked host or to a name resolving to a private address; then a token
+bucket per client address (an IPv6 client is its /64), `links_per_hour` tokens refilling
+over an hour; then the account's daily limit.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
 from shortlink.app.visits import VisitRequest
 from shortlink.config import PublicConfig
 from shortlink.errors import RateLimitedError, ValidationError
+from shortlink.fetcher.network import is_public_address, system_resolver
 from shortlink.links import public, rules
 from shortlink.links.schema import CreateLink, Link
+from shortlink.network import client_bucket
 from shortlink.ratelimit import Limiter
 from shortlink.times import to_iso, utcnow
 from shortlink.visits.classify import classify
-from shortlink.visits.passwords import client_bucket
 
 FIELD = "url"
+# A public link waits this long at most for its destination's name to resolve.
+RESOLVE_SECONDS = 2.0
 
 
 class PublicShortener:
@@ -41,7 +47,7 @@ class PublicShortener:
         `address(request)`: the client address, as the visitor path reads it."""
         self.config, self.account_id = config, account_id
         self.links, self.hosts, self.limiter, self._address = links, hosts, limiter, address
-        self.blocked = public.blocked_hosts(config.blocked_hosts)
+        self.blocked = links.blocked
 
     @property
     def enabled(self) -> bool:
@@ -61,6 +67,7 @@ class PublicShortener:
             raise ValidationError(FIELD, "is missing: paste the address to shorten")
         rules.validate_url(FIELD, url)
         public.refuse_for_public(FIELD, url, self.hosts.is_ours, self.blocked)
+        await _refuse_private_destination(url)
         decision = await self.limiter.take(client_bucket(self._address(request)[0]))
         if not decision.allowed:
             raise RateLimitedError(
@@ -70,3 +77,18 @@ class PublicShortener:
         return await self.links.create(
             self.account_id, CreateLink(original_url=url, expires_at=to_iso(expires)), "PUBLIC"
         )
+
+
+async def _refuse_private_destination(url: str) -> None:
+    """A name that resolves to this machine or a private network ("localhost", a name of
+    one's own pointing at 127.0.0.1) is refused as an IP literal would be: it leads to this
+    service or to nothing a public link should reach. A name that does not resolve (now)
+    is let through: it leads nowhere, and the API takes it too."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    try:
+        addresses = await asyncio.wait_for(system_resolver(parts.hostname or "", port), RESOLVE_SECONDS)
+    except (OSError, TimeoutError, UnicodeError):
+        return
+    if not all(is_public_address(address) for address in addresses):
+        raise ValidationError(FIELD, public.PRIVATE_DESTINATION)

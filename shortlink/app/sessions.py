@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from shortlink import signin
 from shortlink.errors import RateLimitedError
+from shortlink.network import client_bucket
 from shortlink.ratelimit import Limiter
 from shortlink.signin import SessionAccount, SignInFailed
 from shortlink.storage import Database
@@ -48,8 +49,10 @@ class Sessions:
         stored = None if account is None else account["password_hash"]
         if not await asyncio.to_thread(signin.verify_password, stored, password):
             raise SignInFailed()
-        assert account is not None
-        return await self._start(account["id"], previous_token)
+        assert account is not None and stored is not None
+        # The session is made only if the password checked is still the account's: a
+        # change that landed during the (slow) check must not leave this session alive.
+        return await self._start(account["id"], previous_token, checked_hash=stored)
 
     async def sign_up(self, email: str, password: str, address: str) -> str:
         """A new account, signed in; a ValidationError naming the field otherwise."""
@@ -100,7 +103,10 @@ class Sessions:
         return signin.csrf_matches(self._secret(), bound_to, sent)
 
     async def _throttle(self, email: str, address: str) -> None:
-        for limiter, key in ((self.per_address, address), (self.per_account, email.strip().lower())):
+        """Two buckets: the client address (an IPv6 client is its /64), and the account as
+        tried from that address, so that someone guessing elsewhere cannot lock its owner out."""
+        bucket = client_bucket(address)
+        for limiter, key in ((self.per_address, bucket), (self.per_account, f"{email.strip().lower()} {bucket}")):
             decision = await limiter.take(key)
             if not decision.allowed:
                 raise RateLimitedError(
@@ -108,7 +114,7 @@ class Sessions:
                     retry_after=decision.retry_after,
                 )
 
-    async def _start(self, account_id: int, previous_token: str | None) -> str:
+    async def _start(self, account_id: int, previous_token: str | None, checked_hash: str | None = None) -> str:
         token = signin.new_token()
         now = _now_ms()
         await self.db.write(
@@ -119,6 +125,7 @@ class Sessions:
             now,
             now - self.max_ms,
             now - self.idle_ms,
+            checked_hash,
         )
         return token
 

@@ -8,7 +8,7 @@ static files live in this package.
 
 from __future__ import annotations
 
-from litestar import Router
+from litestar import Response, Router
 from litestar.static_files import create_static_files_router
 
 from shortlink.dashboard.account import AccountPage
@@ -19,6 +19,7 @@ from shortlink.dashboard.links import LinkPages
 from shortlink.dashboard.pages import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.session import check_csrf
 from shortlink.dashboard.signin import SignInController, home
+from shortlink.web.errors import NOSNIFF
 
 __all__ = ["dashboard_handlers", "template_config"]
 
@@ -31,5 +32,14 @@ def dashboard_handlers() -> list:
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,
     )
-    static = create_static_files_router(path=STATIC_PATH, directories=[HERE / "static"], include_in_schema=False)
+    static = create_static_files_router(
+        path=STATIC_PATH, directories=[HERE / "static"], include_in_schema=False, after_request=_nosniff
+    )
     return [pages, static]
+
+
+async def _nosniff(response: Response) -> Response:
+    # The static router's file responses do not get the app's response_headers: a browser
+    # must still never read a style sheet or script as another type.
+    response.headers.update(NOSNIFF)
+    return response

@@ -96,7 +96,7 @@ def page(request: Request, name: str, status_code: int = 200, cookies: list | No
     context.setdefault("csrf", session.csrf if session is not None else "")
     return Template(
         template_name=name,
-        context={"session": session, "path": request.url.path, **context},
+        context={"session": session, "path": request.scope["path"], **context},
         status_code=status_code,
         headers=PAGE_HEADERS,
         cookies=cookies or [],
@@ -132,7 +132,7 @@ def handle_error(request: Request, exc: Exception) -> Response:
         return _error_page(request, exc.status, "That did not work", exc.message)
     if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
         return _error_page(request, exc.status_code, "That did not work", exc.detail or "Invalid request")
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    log.exception("unhandled error on %s %s", request.method, request.scope["path"])
     return _error_page(request, 500, "Something went wrong", "An unexpected error happened; it has been logged.")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from litestar import Controller, Request
 from litestar.connection import ASGIConnection
@@ -60,13 +60,20 @@ async def check_csrf(request: Request) -> None:
     if request.method in SAFE_METHODS:
         return
     origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+    if origin is not None and not _same_origin(urlsplit(origin), request):
         raise CrossSiteRequest()
     session = load_session(request)
     bound_to = session.token if session is not None else request.cookies.get(FORM_COOKIE, "")
     sent = (await request.form()).get(CSRF_FIELD, "")
     if not isinstance(sent, str) or not services_of(request).sessions.csrf_matches(bound_to, sent):
         raise CrossSiteRequest()
+
+
+def _same_origin(origin: SplitResult, request: Request) -> bool:
+    """Scheme and host: every host of ours is served with the short host's scheme, so an
+    http:// page on our own name (a network in the middle) is another origin."""
+    scheme = services_of(request).hosts.scheme
+    return origin.scheme == scheme and origin.netloc.lower() == request.headers.get("host", "").lower()
 
 
 def form_token(request: Request) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit
 
+from shortlink.controls import CONTROL_CHARACTERS
 from shortlink.errors import ValidationError
 from shortlink.ids import random_string
 
@@ -20,7 +21,6 @@ MAX_URL_LENGTH = 2048
 RANDOM_CODE_LENGTH = 6
 CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{3,32}")
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 # Compared case-insensitively. Every top-level path the service serves, plus
 # words people would mistake for the service's own pages.
@@ -98,9 +98,9 @@ def _authority(url: str) -> str:
 
 def refuse_invisible_characters(field: str, text: str) -> None:
     """Control characters (C0, DEL, C1), Unicode line and paragraph separators and bidi
-    controls: invisible or disruptive in pages, logs and terminals, never needed in a URL
-    or title."""
-    found = _INVISIBLE.search(text)
+    controls (shortlink.controls): invisible or disruptive in pages, logs and terminals,
+    never needed in a URL, a title, a description, an e-mail address or a name."""
+    found = CONTROL_CHARACTERS.search(text)
     if found is not None:
         raise ValidationError(field, f"must not contain control characters (U+{ord(found.group()):04X})")
 
@@ -166,6 +166,7 @@ def validate_description(description: str) -> str:
         raise ValidationError("description", "must be 1-500 characters")
     if not description.strip():
         raise ValidationError("description", "must not be blank")
+    refuse_invisible_characters("description", description)
     return description
 
 
@@ -176,6 +177,14 @@ def validate_password(password: str) -> str:
 
 
 def parse_future_time(field: str, text: str, now: datetime) -> datetime:
+    moment = parse_time(field, text)
+    if moment <= now:
+        raise ValidationError(field, "must be in the future")
+    return moment
+
+
+def parse_time(field: str, text: str) -> datetime:
+    """An ISO 8601 date-time with a UTC offset, in UTC."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -186,8 +195,6 @@ def parse_future_time(field: str, text: str, now: datetime) -> datetime:
         moment = moment.astimezone(UTC)
     except OverflowError:  # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
         raise ValidationError(field, "must be between the years 1 and 9999 in UTC") from None
-    if moment <= now:
-        raise ValidationError(field, "must be in the future")
     return moment
 
 
@@ -196,6 +203,16 @@ def hash_password(password: str) -> str:
     digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
     encoded_salt, encoded_digest = base64.b64encode(salt).decode(), base64.b64encode(digest).decode()
     return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${encoded_salt}${encoded_digest}"
+
+
+_PASSWORD_HASH = re.compile(r"scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]+=*")
+
+
+def validate_password_hash(stored: str) -> str:
+    """A hash `hash_password` wrote, as an export carries it (the password never travels)."""
+    if not _PASSWORD_HASH.fullmatch(stored):
+        raise ValidationError("password_hash", "must be a hash written by this service's export")
+    return stored
 
 
 def verify_password(password: str, stored: str) -> bool:

@@ -15,7 +15,7 @@ from msgspec import UNSET
 
 from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
 from shortlink.ids import new_id
-from shortlink.links import rules
+from shortlink.links import public, rules
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Connection, Row
@@ -59,23 +59,13 @@ def create_link(
     password_hash: str | None = None,
     fetch_title: bool = True,
     source: Source | None = "API",
+    blocked: frozenset[str] = frozenset(),
 ) -> Link:
     """Validate and store a new link. The password arrives already hashed (the
     slow hash runs off the database thread). `is_ours` tells the service's own hosts,
-    `base` is the short URL base the account's links show."""
-    if body.custom_code is not None:
-        rules.validate_custom_code(body.custom_code)
-    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
-        if url is not None:
-            rules.validate_url(field, url)
-            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
-                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
-    if body.title is not None:
-        rules.validate_title(body.title)
-    if body.description is not None:
-        rules.validate_description(body.description)
-    if body.password is not None:
-        rules.validate_password(body.password)
+    `base` is the short URL base the account's links show, `blocked` the operator's
+    blocklist (links.public.blocked_hosts), which every door honours."""
+    check_new_link(body, is_ours, blocked)
     expires_at = (
         to_iso(rules.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
     )
@@ -115,8 +105,27 @@ def create_link(
     raise ConflictError("Could not find a free short code; please retry")
 
 
+def check_new_link(body: CreateLink, is_ours: Callable[[str], bool], blocked: frozenset[str] = frozenset()) -> None:
+    """The rules a new link must meet, but for its expiry (which depends on the moment):
+    `create_link` checks them, and an import's dry run without writing."""
+    if body.custom_code is not None:
+        rules.validate_custom_code(body.custom_code)
+    for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
+        if url is not None:
+            rules.validate_url(field, url)
+            public.refuse_blocked(field, url, blocked)
+            if body.custom_code is not None:  # a random code is new: nothing can point at it yet
+                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
+    if body.title is not None:
+        rules.validate_title(body.title)
+    if body.description is not None:
+        rules.validate_description(body.description)
+    if body.password is not None:
+        rules.validate_password(body.password)
+
+
 def get_link(conn: Connection, account_id: int, link_id: str, base: str) -> Link:
-    return to_link(_owned_row(conn, account_id, link_id), base)
+    return to_link(owned_row(conn, account_id, link_id), base)
 
 
 def owner_of(conn: Connection, link_id: str) -> int:
@@ -127,7 +136,7 @@ def owner_of(conn: Connection, link_id: str) -> int:
     return account_id
 
 
-def _owned_row(conn: Connection, account_id: int, link_id: str) -> Row:
+def owned_row(conn: Connection, account_id: int, link_id: str) -> Row:
     row = store.link_of_account(conn, account_id, link_id)
     if row is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
@@ -145,6 +154,7 @@ def list_links(conn: Connection, account_id: int, query: LinkFilter, base: str) 
         platform=query.platform.value if query.platform else None,
         is_active=query.is_active,
         source=query.source,
+        tag=query.tag,
     )
     pages = math.ceil(total / query.limit)
     return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
@@ -161,7 +171,7 @@ def update_link(
     password_hash: str | None = None,
 ) -> tuple[Link, str]:
     """Apply a PATCH; returns the link and its short code (for cache invalidation)."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if patch.title is not UNSET:
         changes["title"] = rules.validate_title(patch.title)
@@ -189,7 +199,7 @@ def _later_than(stamp: str) -> datetime:
 
 def delete_link(conn: Connection, account_id: int, link_id: str) -> str:
     """Delete the link with its clicks and rollups; returns its short code."""
-    row = _owned_row(conn, account_id, link_id)
+    row = owned_row(conn, account_id, link_id)
     store.delete_link(conn, row["id"])
     return row["short_code"]
 

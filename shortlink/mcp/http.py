@@ -4,6 +4,11 @@ Every HTTP request is authenticated before the SDK sees it (401 with
 `WWW-Authenticate: Bearer`, or 403 without an active subscription) and is not
 charged: the per-minute budget is charged per tool call (`tools.call`).
 
+Before the SDK sees a request, its Host and Origin must be the service's own (the SDK's
+DNS-rebinding protection, given the configured hosts), and its body must be one JSON-RPC
+message: anything else gets a JSON-RPC error of our own words, not the SDK's validation
+text naming its classes.
+
 The session manager is stateless: each request carries its own key and is served
 on its own, so nothing ties a client to one process, and a revoked key fails on its
 next request. Clients of the current protocol revision (per-request envelope) and of
@@ -14,14 +19,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import cast
+from urllib.parse import urlsplit
 
-from litestar import asgi
-from litestar.handlers import ASGIRouteHandler
-from litestar.types import HTTPScope, Receive, Scope, Send
+import msgspec
+from litestar.types import HTTPScope, Receive, ReceiveMessage, Scope, Send
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from pydantic import ValidationError
 
 from shortlink.accounts import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
@@ -31,7 +39,40 @@ from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes
 
 PATH = "/mcp"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 PRINCIPAL = "shortlink.mcp.principal"  # the scope state key of the request's principal
+
+
+def transport_security(scheme: str, configured_hosts: Iterable[str]) -> TransportSecuritySettings:
+    """The Host and Origin values MCP answers to: each configured host ("host[:port]", the short
+    host and [links] domains), with any port or none, over the short host's scheme. A page
+    of another site that rebinds its own name to this server is refused (421 or 403)."""
+    allowed_hosts: list[str] = []
+    allowed_origins: list[str] = []
+    for netloc in sorted(host.lower() for host in configured_hosts):
+        port = urlsplit("//" + netloc).port
+        name = netloc.removesuffix(f":{port}") if port is not None else netloc
+        for host in (netloc, name, name + ":*"):
+            allowed_hosts.append(host)
+            allowed_origins.append(f"{scheme}://{host}")
+    # The machine's loopback names, which no other site can rebind: a client on the server
+    # itself (a script, an MCP inspector page on another local port) uses them.
+    for name in LOOPBACK_NAMES:
+        for host in (name, name + ":*"):
+            allowed_hosts.append(host)
+            allowed_origins += [f"http://{host}", f"https://{host}"]
+    return TransportSecuritySettings(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+
+
+class _JsonRpcError(msgspec.Struct):
+    code: int
+    message: str
+
+
+class _JsonRpcErrorReply(msgspec.Struct):
+    error: _JsonRpcError
+    jsonrpc: str = "2.0"
+    id: None = None
 
 
 def principal_of_request(ctx: ServerRequestContext) -> Principal:
@@ -50,6 +91,7 @@ class McpEndpoint:
             json_response=True,
             stateless=True,
             max_request_body_size=MAX_BODY_BYTES,
+            security_settings=transport_security(services.hosts.scheme, services.hosts.configured),
         )
 
     @contextlib.asynccontextmanager
@@ -58,13 +100,6 @@ class McpEndpoint:
         logging.getLogger("mcp").setLevel(logging.WARNING)
         async with self.manager.run():
             yield
-
-    def route_handler(self) -> ASGIRouteHandler:
-        @asgi(PATH, copy_scope=False)
-        async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-            await self(scope, receive, send)
-
-        return mcp_endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # a WebSocket handshake: refused (403) before it is accepted
@@ -87,7 +122,52 @@ class McpEndpoint:
             await _answer(send, exc.status, exc.code, exc.message, challenge)
             return
         scope.setdefault("state", {})[PRINCIPAL] = principal
-        await self.manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        received = await _read_body(receive)
+        body = b"".join(cast("bytes", message.get("body", b"")) for message in received)
+        if len(body) <= MAX_BODY_BYTES:  # a longer one is the SDK's to refuse (413)
+            problem = _json_rpc_problem(body)
+            if problem is not None:
+                await _json_rpc_error(send, *problem)
+                return
+
+        async def replay() -> ReceiveMessage:
+            return received.pop(0) if received else await receive()
+
+        await self.manager.handle_request(scope, replay, send)  # type: ignore[arg-type]
+
+
+async def _read_body(receive: Receive) -> list[ReceiveMessage]:
+    """The request's body messages, up to just past MAX_BODY_BYTES."""
+    received: list[ReceiveMessage] = []
+    size = 0
+    while size <= MAX_BODY_BYTES:
+        message = await receive()
+        received.append(message)
+        size += len(cast("bytes", message.get("body", b"")))
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    return received
+
+
+def _json_rpc_problem(body: bytes) -> tuple[int, str] | None:
+    """The JSON-RPC error (code, message) for a body that is not one JSON-RPC message."""
+    try:
+        jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValidationError as exc:
+        if any(error["type"] == "json_invalid" for error in exc.errors()):
+            return PARSE_ERROR, "Parse error: the body is not valid JSON"
+        return INVALID_REQUEST, (
+            'Invalid Request: send one JSON-RPC 2.0 message, an object with "jsonrpc": "2.0", '
+            'a string "method", an "id" (a string or number) for a request and "params" as an object'
+        )
+    return None
+
+
+async def _json_rpc_error(send: Send, code: int, message: str) -> None:
+    body = msgspec.json.encode(_JsonRpcErrorReply(_JsonRpcError(code, message)))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _answer(send: Send, status: int, code: ErrorCode, message: str, headers: list[tuple[bytes, bytes]]) -> None:

@@ -9,6 +9,7 @@ error code and message: the assistant reads it and can correct itself.
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.metadata
 import logging
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalytics, AnalyticsFigures, LinkAnalytics
 from shortlink.app.accounts import Me
 from shortlink.errors import ErrorCode, ShortlinkError, field_error
+from shortlink.links.bulk import BulkCreateLinks, BulkCreateResponse
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import CreateLink, DeletedLink, Link, LinkFilter, LinkListResponse, UpdateLink
 from shortlink.mcp.schemas import object_schema
@@ -190,6 +192,24 @@ async def create_link(services: Services, principal: Principal, arguments: Creat
 
 
 @tool(
+    "create_links",
+    "Create up to 100 short links in one call: `links` holds create_link's arguments for each. Each link is "
+    "created on its own, in order; the result at its index has status 201 and the link, or the error that "
+    "create_link would have given (one bad item fails only itself).",
+    BulkCreateLinks,
+    BulkCreateResponse,
+)
+async def create_links(services: Services, principal: Principal, arguments: BulkCreateLinks) -> Outcome:
+    results = await services.links.create_many(principal.account_id, arguments.links, source="MCP")
+    lines = [
+        f"{result.index}: {_link_line(result.data) if result.data else result.error.message if result.error else ''}"
+        for result in results
+    ]
+    created = sum(result.status == 201 for result in results)
+    return Outcome(BulkCreateResponse(results), "\n".join([f"Created {created} of {len(results)} links.", *lines]))
+
+
+@tool(
     "list_links",
     "The account's links, newest first, a page at a time, with filters.",
     ListLinksArguments,
@@ -349,10 +369,17 @@ async def call(
     )
 
 
+@functools.cache
+def tool_listings() -> list[types.Tool]:
+    """The tools as MCP lists them, built once per process: their schemas never change, and
+    building them is a tenth of a second that every new app would pay again."""
+    return [tool.listing() for tool in TOOLS.values()]
+
+
 def build_server(services: Services, principal_of: PrincipalOf) -> Server:
     """The MCP server of the tools. `principal_of(ctx)` tells who a tool call acts for
     (raising UNAUTHORIZED or SUBSCRIPTION_REQUIRED); each transport has its own way."""
-    listing = [tool.listing() for tool in TOOLS.values()]
+    listing = tool_listings()
     input_schemas = {item.name: item.input_schema for item in listing}
 
     async def list_tools(_ctx: ServerRequestContext, _params: types.PaginatedRequestParams | None):

@@ -54,10 +54,15 @@ SCRIPT = (
     "function(){s.textContent='Copied.'},function(){f.select();s.textContent='Select and copy the link.'})})})();"
 )
 
-# img-src data: for the result's QR code, an inline SVG image.
+# The public form. img-src data: for the result's QR code, an inline SVG image.
 CONTENT_SECURITY_POLICY = (
     f"default-src 'none'; style-src '{csp_hash(STYLE)}'; script-src '{csp_hash(SCRIPT)}'; img-src data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+# A bio page has the style sheet and links, no script and no image.
+BIO_CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; style-src '{csp_hash(STYLE)}'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 
 _environment = Environment(

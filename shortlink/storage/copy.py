@@ -23,6 +23,7 @@ TABLES = (
     "domains",
     "settings",
     "links",
+    "link_tags",
     "link_creations",
     "pending_fetches",
     "user_agents",

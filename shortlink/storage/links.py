@@ -115,6 +115,7 @@ def list_links(
     platform: str | None,
     is_active: bool | None,
     source: str | None = None,
+    tag: str | None = None,
 ) -> tuple[list[Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where: list[str] = ["account_id = ?"]
@@ -147,6 +148,9 @@ def list_links(
     if source is not None:
         where.append("source = ?")
         params.append(source)
+    if tag is not None:
+        where.append("id IN (SELECT link_id FROM link_tags WHERE account_id = ? AND name = ?)")
+        params.extend([account_id, tag])
     condition = " AND ".join(where)
     total = conn.execute(f"SELECT count(*) FROM links WHERE {condition}", params).fetchone()[0]
     rows = conn.execute(
@@ -193,3 +197,19 @@ def links_created_on(conn: Connection, account_id: int, day: str) -> int:
         "SELECT created FROM link_creations WHERE account_id = ? AND day = ?", (account_id, day)
     ).fetchone()
     return row[0] if row else 0
+
+
+def destinations_of_account(conn: Connection, account_id: int) -> list[Row]:
+    """(short_code, original_url, created_at) of each of the account's links: what an import
+    matches rows without a code against, read once."""
+    return conn.execute(
+        "SELECT short_code, original_url, created_at FROM links WHERE account_id = ?", (account_id,)
+    ).fetchall()
+
+
+def links_after(conn: Connection, account_id: int, after_id: int, limit: int) -> list[Row]:
+    """The account's links with an internal id above `after_id`, oldest first: one page of
+    an export that never holds every link in memory."""
+    return conn.execute(
+        "SELECT * FROM links WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", (account_id, after_id, limit)
+    ).fetchall()

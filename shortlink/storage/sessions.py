@@ -9,6 +9,18 @@ def set_password_hash(conn: Connection, account_id: int, password_hash: str) -> 
     conn.execute("UPDATE accounts SET password_hash = ? WHERE id = ?", (password_hash, account_id))
 
 
+def hold_password_hash(conn: Connection, account_id: int, password_hash: str) -> bool:
+    """Whether the account's password hash is still `password_hash`, its row then locked
+    until the transaction ends (a no-op UPDATE locks on both backends, where PostgreSQL's
+    plain SELECT would not), so that a password change waits for the session being made
+    and then ends it."""
+    cursor = conn.execute(
+        "UPDATE accounts SET password_hash = password_hash WHERE id = ? AND password_hash = ?",
+        (account_id, password_hash),
+    )
+    return cursor.rowcount == 1
+
+
 def insert_session(conn: Connection, token_hash: str, account_id: int, now_ms: int) -> None:
     conn.execute(
         "INSERT INTO dashboard_sessions (token_hash, account_id, created_ms, seen_ms) VALUES (?, ?, ?, ?)",

@@ -1,4 +1,5 @@
-"""Is a user agent a program rather than a person? Decided from maintained published data.
+"""Is a user agent a program rather than a person? Decided from maintained published data, and
+from the shape of a person's browser for the programs no list names yet.
 
 Two sources, each kept up to date by others, together (see the README for the rates):
 - crawler-user-agents: the crawler-pattern list most tools share (search engines, SEO tools,
@@ -7,6 +8,15 @@ Two sources, each kept up to date by others, together (see the README for the ra
   uptime checkers, security scanners, prefetch proxies, service agents.
 crawlerdetect is not among them: on the published corpora it caught no crawler these two
 miss, and it called users of old desktop browsers (AmigaVoyager, Mosaic's "libwww") bots.
+
+A list only knows what it lists (docs/bots.md has the rates on agents outside both), so two
+generic rules follow:
+- a person's browser names its engine (AppleWebKit, Gecko, Trident, Presto…), or is a browser
+  Matomo lists that predates engine tokens (WAP phones, text-mode and Amiga browsers): HTTP
+  libraries, scripts and most services name neither;
+- words only programs write, whatever else the agent says: a link or an address to read about
+  the program, monitoring, synthetics, screenshots, previews, headless and scripted browsers,
+  Electron apps (the app fetching the link for a preview, not the person: docs/bots.md).
 
 Every list matches words anywhere in the agent, so a phone whose model is called
 "Butterfly" or whose build id once belonged to a scraper would count as a bot: the device
@@ -25,6 +35,27 @@ import regex
 from shortlink.visits import matomo
 
 _MATOMO_RULES = ("regexes/upstream/bots.yml", "regexes/upstream/client/feed_readers.yml")
+_MATOMO_BROWSERS = "regexes/upstream/client/browsers.yml"
+
+# An engine token, or what phones' WAP browsers and Android apps' own HTTP client (Dalvik) say
+# instead: checked first because it is cheap and nearly every person's agent has one.
+_ENGINE = re.compile(
+    r"AppleWebKit|Gecko|Trident/|Presto/|KHTML|MSIE |Chrome/|Firefox/|Safari|Opera|Mobile|Dalvik/|MIDP|CLDC",
+    re.IGNORECASE,
+)
+
+# Words only programs write in an agent, browser-shaped or not. HTTP libraries need no entry
+# when they name no engine; those here also appear beside one. Lower case, matched against the
+# lowercased agent: re.IGNORECASE makes so long an alternation several times slower (docs/bots.md).
+_PROGRAM_WORDS = re.compile(
+    r"https?://|\bwww\.|\+http|@[a-z][\w-]*\.[a-z]{2}|"  # a link or an e-mail address ("android@62.0" is neither)
+    r"synthetic|monitor|uptime|pingdom|catchpoint|site24x7|statuscake|"
+    r"screenshot|preview|unfurl|thumb|wkhtmlto|webkit2png|\bscan|probe|crawl|spider|scrap|fetch|checker|validator|"
+    r"headless|phantomjs|selenium|webdriver|puppeteer|playwright|lighthouse|\bptst\b|gtmetrix|zombie\.js|"
+    r"\bbot\b|http.?client|powershell|curl|wget|python|\bjava/|okhttp|axios|node-fetch|undici|go-http|httpie|"
+    r"postman|guzzle|libwww-perl|zend_http|"
+    r"electron/|slack_ssb|microsoft office|microsoft outlook|\b(?:word|excel|powerpoint)/\d"
+)
 
 # "Android 14; SM-S918B Build/UP1A.231005.007" and "Android 10; K)": the model and build id.
 _ANDROID_DEVICE_SLOT = re.compile(r"(Android[ /][\d._]*; ?(?:[a-z]{2}[-_][a-z]{2}; ?)?)[^;()]*", re.IGNORECASE)
@@ -47,6 +78,12 @@ def _matomo_rules() -> regex.Pattern[str]:
 
 
 @cache
+def _matomo_browsers() -> regex.Pattern[str]:
+    patterns = [rule["regex"] for rule in matomo.rules(_MATOMO_BROWSERS, list)]
+    return regex.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", regex.IGNORECASE)
+
+
+@cache
 def _crawler_list() -> re.Pattern[str]:
     # The list's patterns are case-sensitive by design ("Bot" in a product name is not "bot").
     return re.compile("|".join(entry["pattern"] for entry in crawleruseragents.CRAWLER_USER_AGENTS_DATA))
@@ -56,16 +93,27 @@ def without_device_slot(user_agent: str) -> str:
     return _BUILD_ID.sub("", _ANDROID_DEVICE_SLOT.sub(r"\1", user_agent))
 
 
+def has_browser_shape(user_agent: str) -> bool:
+    """Names a browser engine, or a browser Matomo lists (the list runs only without an engine)."""
+    return bool(_ENGINE.search(user_agent) or _matomo_browsers().search(user_agent))
+
+
 def is_automated(user_agent: str) -> bool:
-    """True for an exploit payload or when a published crawler, monitor, scanner, feed-reader or
-    library rule matches."""
+    """True for an exploit payload, a program's words, an agent without a browser's shape, or when
+    a published crawler, monitor, scanner, feed-reader or library rule matches."""
     if _EXPLOIT_PAYLOAD.search(user_agent):
         return True
     agent = _PEOPLES_BROWSERS.sub("", without_device_slot(user_agent))
-    return bool(_matomo_rules().search(agent) or _crawler_list().search(agent))
+    return bool(
+        _PROGRAM_WORDS.search(agent.lower())
+        or not has_browser_shape(user_agent)
+        or _matomo_rules().search(agent)
+        or _crawler_list().search(agent)
+    )
 
 
 def warm_up() -> None:
     """Compile the rules now rather than on the first visitor (docs/performance.md has the cost)."""
     _matomo_rules()
+    _matomo_browsers()
     _crawler_list()

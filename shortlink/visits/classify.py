@@ -70,6 +70,7 @@ IN_APP_TOKENS = (
     ("line", r"\bLine/\d"),
     ("wechat", r"MicroMessenger/"),
     ("twitter", r"Twitter for iP|TwitterAndroid"),
+    ("viber", r"\bViber/\d"),  # the app's browser; its preview fetcher says "Viber" alone
     ("reddit", r"\bReddit/Version"),
 )
 _IN_APP = tuple((name, re.compile(token)) for name, token in IN_APP_TOKENS)

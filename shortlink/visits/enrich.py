@@ -1,6 +1,6 @@
 """The labels a stored click carries, derived from the raw facts of the visit.
 
-Pure functions (plus two bounded caches), run by the click writer off the
+Pure functions (plus bounded caches), run by the click writer off the
 request path. The labels are what the analytics breakdowns show:
 
 - device: one of DEVICES;
@@ -23,11 +23,11 @@ import ua_parser
 from shortlink.bio.rules import referrer_label
 from shortlink.storage.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.visits import matomo
+from shortlink.visits.countries import CountryTable
 
 DEVICES = ("mobile", "tablet", "desktop", OTHER_DEVICE)
 
 USER_AGENT_CACHE_SIZE = 8192
-IP_CACHE_SIZE = 65536
 _COUNTRY_CODE = re.compile(r"[A-Z]{2}")
 _NOT_A_COUNTRY = {"XX", "ZZ"}  # "unknown" markers some proxies send
 _DESKTOP_OSES = {"Windows", "Mac OS X", "Mac OS", "Chrome OS", "ChromeOS", "FreeBSD", "OpenBSD", "NetBSD", "Solaris"}
@@ -174,27 +174,14 @@ def campaign_label(utm_source: str) -> str:
     return utm_source or NO_CAMPAIGN
 
 
-@lru_cache(maxsize=1)
-def _geoip():
-    from geoip2fast import GeoIP2Fast  # loads its tables (~0.2 s): only when first needed
-
-    return GeoIP2Fast(geoip2fast_data_file="geoip2fast-ipv6.dat.gz")  # IPv4 and IPv6
-
-
-def country_of(ip: str, trusted_hint: str) -> str:
-    """The trusted proxy's country header when it is a country code, else an offline lookup."""
+def country_of(ip: str, trusted_hint: str, table: CountryTable) -> str:
+    """The trusted proxy's country header when it is a country code, else an offline lookup
+    (not memoised: a look-up in either table costs about what a cache hit would)."""
     hint = trusted_hint.strip().upper()
     if _COUNTRY_CODE.fullmatch(hint) and hint not in _NOT_A_COUNTRY:
         return hint
-    return _country_of_ip(ip) if ip else UNKNOWN_COUNTRY
-
-
-@lru_cache(maxsize=IP_CACHE_SIZE)
-def _country_of_ip(ip: str) -> str:
-    # Memoised: returning visitors are common, and a lookup is not free. The cache is
-    # memory only, like the IP itself until its click is written.
-    code = _geoip().lookup(ip).country_code
-    return code if _COUNTRY_CODE.fullmatch(code or "") else UNKNOWN_COUNTRY
+    code = table.country(ip) if ip else None
+    return code if code and _COUNTRY_CODE.fullmatch(code) else UNKNOWN_COUNTRY
 
 
 def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> int:
@@ -204,8 +191,7 @@ def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> int:
 
 
 def warm_up() -> None:
-    """Load the user-agent and geolocation tables now (~0.5 s) rather than in the first
-    batch, so clicks arriving just after start-up don't pile up behind the loading."""
+    """Load the user-agent tables now (~0.5 s) rather than in the first batch, so clicks
+    arriving just after start-up don't pile up behind the loading."""
     ua_parser.parse("Mozilla/5.0")
     _android_models()
-    _geoip()

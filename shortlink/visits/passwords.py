@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import time
+
+from shortlink.network import client_bucket
 
 REMEMBER_SECONDS = 12 * 3600
 _MAX_EXPIRY_DIGITS = 12
@@ -43,23 +44,9 @@ def cookie_is_valid(
     if int(expires_text) < (now or time.time()):
         return False
     expected = _signature(secret, link_public_id, password_hash, int(expires_text))
-    return hmac.compare_digest(signature, expected)
+    return hmac.compare_digest(signature.encode(), expected.encode())
 
 
 def attempt_key(ip: str, link_id: int) -> tuple[str, int]:
     """The bucket of password attempts a visitor draws from: per link and visitor."""
     return client_bucket(ip), link_id
-
-
-def client_bucket(ip: str) -> str:
-    """Who a limit counts: the IP, where an IPv6 visitor is their /64 (whoever holds a /64
-    can rotate addresses within it)."""
-    if ":" not in ip:
-        return ip
-    try:
-        address = ipaddress.IPv6Address(ip)
-    except ValueError:
-        return ip
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(ipaddress.IPv6Network((address, 64), strict=False))

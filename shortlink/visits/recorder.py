@@ -26,6 +26,7 @@ from shortlink.storage import Database
 from shortlink.storage import clicks as click_store
 from shortlink.visits import automated, enrich
 from shortlink.visits.click import Click
+from shortlink.visits.countries import CountryTable, open_table
 
 log = logging.getLogger("shortlink.clicks")
 
@@ -48,12 +49,15 @@ class ClickRecorder:
         clock: Callable[[], float] = time.time,
         shared_keys: SharedDayKeys | None = None,
         is_ours: Callable[[str], bool] = lambda _host: False,
+        countries: CountryTable | None = None,
     ):
         """`shared_keys`: with more than one server process, every process hashes visitors
         with the same day key (through Redis), so unique visitors stay exact. `is_ours`
-        tells the service's own hosts (a referrer from our bio page keeps its handle)."""
+        tells the service's own hosts (a referrer from our bio page keeps its handle).
+        `countries`: the [geoip] table, the bundled one by default."""
         self.db, self.config, self.clock, self.shared_keys = db, config, clock, shared_keys
         self.is_ours = is_ours
+        self.countries = countries or open_table()
         self.written = 0
         self.dropped = 0
         self.last_flush_at = time.monotonic()
@@ -183,7 +187,7 @@ class ClickRecorder:
             device,
             browser,
             os_family,
-            enrich.country_of(click.ip, click.country_hint),
+            enrich.country_of(click.ip, click.country_hint, self.countries),
             enrich.referrer_host(click.referrer, self.is_ours),
             enrich.campaign_label(click.campaign),
             click.user_agent,

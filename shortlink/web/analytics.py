@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, get
+from litestar import Controller, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, QueryParameter
 
 from shortlink.accounts import Principal
+from shortlink.analytics.csvexport import analytics_csv
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsResponse
 from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+
+CSV = "text/csv; charset=utf-8"
 
 # Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it
 # (and "7.0" or "1e1" are not read as numbers). `days` is documented as the integer it is.
@@ -70,3 +73,42 @@ class AnalyticsController(Controller):
         end: To = None,
     ) -> AccountAnalyticsResponse:
         return AccountAnalyticsResponse(await services.analytics.of_account(principal.account_id, days, start, end))
+
+    @get(
+        "/links/{id:str}/analytics/csv",
+        media_type=CSV,
+        responses=error_responses(404),
+        summary="Analytics for one link as CSV (extension): the same figures, as section,label,clicks,percentage",
+    )
+    async def link_csv(
+        self,
+        id: FromPath[str],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+        days: Days = str(DEFAULT_DAYS),
+        start: From = None,
+        end: To = None,
+    ) -> Response[str]:
+        answer = await services.analytics.of_link(principal.account_id, id, days, start, end)
+        return _csv(analytics_csv(answer), f"analytics-{id}.csv")
+
+    @get(
+        "/analytics/csv",
+        media_type=CSV,
+        responses=error_responses(),
+        summary="Analytics across the account as CSV (extension): the same figures, as section,label,clicks,percentage",
+    )
+    async def account_csv(
+        self,
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+        days: Days = str(DEFAULT_DAYS),
+        start: From = None,
+        end: To = None,
+    ) -> Response[str]:
+        answer = await services.analytics.of_account(principal.account_id, days, start, end)
+        return _csv(analytics_csv(answer), "analytics.csv")
+
+
+def _csv(text: str, filename: str) -> Response[str]:
+    return Response(text, media_type=CSV, headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -3,12 +3,18 @@ bio pages, the public shortening page, /healthz."""
 
 from __future__ import annotations
 
-from litestar import Litestar, Router
+import contextlib
+from collections.abc import AsyncIterator
+
+from litestar import Litestar, Router, asgi
 from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
+from litestar.handlers import ASGIRouteHandler
+from litestar.types import Receive, Scope, Send
 
 from shortlink.config import Config
 from shortlink.dashboard import dashboard_handlers, template_config
+from shortlink.mcp.http import PATH as MCP_PATH
 from shortlink.mcp.http import McpEndpoint
 from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
@@ -23,14 +29,54 @@ from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
+from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController]
+API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
+
+
+class Bound:
+    """What a built app serves with: its Services, its MCP endpoint, and the two settings the
+    visitor route reads on every request. Handlers reach them through this one object, so an
+    app is built once and can be bound to new parts (`bind`): the test suite binds each test's
+    fresh database to an app it already built, instead of building an app per test."""
+
+    __slots__ = ("country_header", "https", "mcp", "services", "trusted_proxies")
+
+    def __init__(self, config: Config):
+        self.set(config)
+
+    def set(self, config: Config) -> None:
+        self.services = Services(config)
+        self.mcp = McpEndpoint(self.services)
+        self.country_header = config.network.country_header.lower().encode() or b"\x00"
+        self.https = config.short_host.startswith("https://")
+        self.trusted_proxies = config.trusted_networks
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Litestar) -> AsyncIterator[None]:
+        async with self.services.lifespan(app), self.mcp.lifespan(app):
+            yield
+
+
+def bind(app: Litestar, config: Config) -> Services:
+    """Give `app` new Services for `config`, between two runs of its lifespan (never during one)."""
+    bound: Bound = app.state.bound
+    bound.set(config)
+    app.state.services = bound.services
+    return bound.services
+
+
+def mcp_route(bound: Bound) -> ASGIRouteHandler:
+    @asgi(MCP_PATH, copy_scope=False)
+    async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        await bound.mcp(scope, receive, send)
+
+    return mcp_endpoint
 
 
 def create_app(config: Config) -> Litestar:
-    services = Services(config)
-    mcp = McpEndpoint(services)
+    bound = Bound(config)
     api = Router(
         path="/api/v1",
         route_handlers=API_CONTROLLERS,
@@ -46,19 +92,19 @@ def create_app(config: Config) -> Litestar:
         route_handlers=[
             api,
             healthz,
-            mcp.route_handler(),
+            mcp_route(bound),
             *dashboard_handlers(),
-            *visitor_handlers(services.visits, config.network.country_header, config.short_host.startswith("https://")),
-            *bio_handlers(services.bio),
+            *visitor_handlers(bound),
+            *bio_handlers(bound),
             shorten,
         ],
         # Litestar resolves a handler's dependencies level by level, and the values of one level
         # together in an anyio task group. For two plain values that group costs three trips
         # around the event loop: under full redirect load, most of an API request's latency
         # (bench.contention). So `principal` and `session` take `services`, one level below it.
-        dependencies={"services": Provide(lambda: services, sync_to_thread=False)},
-        state=State({"services": services}),
-        lifespan=[services.lifespan, mcp.lifespan],
+        dependencies={"services": Provide(lambda: bound.services, sync_to_thread=False)},
+        state=State({"bound": bound, "services": bound.services}),
+        lifespan=[bound.lifespan],
         middleware=[access_log_middleware, request_bounds_middleware],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=MAX_BODY_BYTES,

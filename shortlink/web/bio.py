@@ -8,24 +8,30 @@ bytes come from `app.bio.Bio`'s cache, and the headers are read in one pass.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from litestar import Request, Response, route
 from litestar.enums import HttpMethod
 from litestar.exceptions import MethodNotAllowedException, NotFoundException
 from litestar.params import FromPath
 
 from shortlink import qr
-from shortlink.app.bio import Bio, RenderedPage
-from shortlink.pages import CONTENT_SECURITY_POLICY
+from shortlink.app.bio import RenderedPage
+from shortlink.network import address_of
+from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer
+
+if TYPE_CHECKING:
+    from shortlink.web.app import Bound
 
 # The buttons lead only to our own short URLs: the full address of the page goes with a
 # tap (as Referer), and the click is labelled with the page it came from.
 PAGE_HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-cache"),
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"content-security-policy", BIO_CONTENT_SECURITY_POLICY.encode()),
     (b"referrer-policy", b"no-referrer-when-downgrade"),
     (b"x-content-type-options", b"nosniff"),
 ]
@@ -57,20 +63,25 @@ def _handle_of(name: str, method: str) -> str:
     return name[1:]
 
 
-def bio_handlers(bio: Bio) -> list:
+def bio_handlers(bound: Bound) -> list:
+    """The routes, reading the app's current Bio and trusted proxies from `bound` (web.app)."""
+
     def host_of(request: Request) -> str:
         return request.headers.get("host", "").lower()
 
     @route("/{name:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_page(request: Request, name: FromPath[str]) -> Answer:
         method = request.scope["method"]
+        bio = bound.services.bio
         page = bio.public_page(_handle_of(name, method), host_of(request))
         if page is None:
             return Answer(respond.not_found(), head=method == "HEAD")
         if method == "GET":
             headers = request.headers
+            client = request.scope.get("client")
             bio.count_view(
                 page,
+                address_of(client[0] if client else "", headers.get("x-forwarded-for"), bound.trusted_proxies)[0],
                 headers.get("user-agent", ""),
                 headers.get("sec-ch-ua-platform", ""),
                 headers.get("sec-ch-ua-mobile", ""),
@@ -80,7 +91,7 @@ def bio_handlers(bio: Bio) -> list:
     @route("/{name:str}/{file:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_qr(request: Request, name: FromPath[str], file: FromPath[str]) -> Response:
         handle = _handle_of(name, request.scope["method"])
-        page = bio.public_page(handle, host_of(request)) if file in QR_FILES else None
+        page = bound.services.bio.public_page(handle, host_of(request)) if file in QR_FILES else None
         if page is None:
             raise NotFoundException()  # the visitor's 404 page (web.errors)
         image = qr.render(page.url, qr.QrOptions(format=QR_FILES[file], size=QR_SIZE))  # type: ignore[arg-type]

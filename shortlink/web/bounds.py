@@ -1,6 +1,6 @@
 """What a request must be before any work is done on it.
 
-Oversized query strings and header blocks are refused first: the ASGI server's
+Oversized query strings and header blocks, and a Host header with a bad port, are refused first: the ASGI server's
 own limits are loose (httptools takes hundreds of KiB of headers); these bounds
 keep memory per request small and answer in the API's error envelope. Bodies
 are bounded in size by `request_max_body_size`, and must be JSON objects of the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from urllib.parse import urlsplit
 
 import msgspec
 from litestar import Request
@@ -24,17 +25,28 @@ MAX_HEADER_BYTES = 32 * 1024
 MAX_BODY_BYTES = 64 * 1024
 
 
-def oversize_problem(scope: Scope) -> str | None:
+def request_problem(scope: Scope) -> str | None:
     if len(scope["query_string"]) > MAX_QUERY_BYTES:
         return f"query string: must be at most {MAX_QUERY_BYTES} bytes"
     if sum(len(name) + len(value) for name, value in scope["headers"]) > MAX_HEADER_BYTES:
         return f"request headers: must be at most {MAX_HEADER_BYTES} bytes in all"
+    return host_problem(scope)
+
+
+def host_problem(scope: Scope) -> str | None:
+    """A Host header whose port is no port (RFC 9112 asks for a 400): every later reading
+    of the request URL (Litestar's request.url, short URLs built for the visitor) would fail."""
+    host = next((value for name, value in scope["headers"] if name == b"host"), b"")
+    try:
+        urlsplit("//" + host.decode("latin-1")).port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return "Host header: is not a host name with an optional port from 0 to 65535"
     return None
 
 
 def request_bounds_middleware(app: ASGIApp) -> ASGIApp:
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        problem = oversize_problem(scope) if scope["type"] == "http" else None
+        problem = request_problem(scope) if scope["type"] == "http" else None
         if problem is None:
             await app(scope, receive, send)
             return

@@ -55,7 +55,7 @@ def _visitor_not_found() -> Response:
 def _wants_a_page(request: Request) -> bool:
     """Visitor paths always get a page; any other path outside the API and MCP gets one
     when a browser asks for HTML (a mistyped dashboard address), and JSON otherwise."""
-    path = request.url.path
+    path = request.scope["path"]
     if path == "/l" or path.startswith(("/l/", "/@")):
         return True
     if path.startswith(("/api/", "/mcp")):
@@ -91,14 +91,18 @@ def handle_exception(request: Request, exc: Exception) -> Response:
     if isinstance(exc, NotFoundException):
         if _wants_a_page(request):
             return _visitor_not_found()
-        return error_response(404, "NOT_FOUND", f"Nothing at {request.method} {request.url.path}")
+        # The path is not repeated: a reply echoing what anyone can put in a link is a
+        # place to plant text under this service's name.
+        return error_response(404, "NOT_FOUND", f"Nothing at this {request.method} address")
     if isinstance(exc, MethodNotAllowedException):
-        return error_response(405, "NOT_FOUND", f"{request.method} is not allowed on {request.url.path}", exc.headers)
+        return error_response(405, "NOT_FOUND", f"{request.method} is not allowed at this address", exc.headers)
     if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
         message = exc.detail or "Invalid request"
         if exc.status_code == 413:
             limit = request.route_handler.resolve_request_max_body_size()
             message = f"Request body too large: at most {(limit or 0) // 1024} KiB"
         return error_response(exc.status_code, "VALIDATION_ERROR", message, exc.headers)
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    # The scope's path, not request.url: building that parses the Host header, which may be
+    # what failed in the first place.
+    log.exception("unhandled error on %s %s", request.method, request.scope["path"])
     return error_response(500, "INTERNAL", "Unexpected server error; it has been logged")

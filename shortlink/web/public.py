@@ -102,7 +102,7 @@ async def shorten(request: Request, services: NamedDependency[Services]) -> Resp
     form = dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace")))
     url = form.get("url", "").strip()
     token = _token_of(request)
-    if token is None or not hmac.compare_digest(token, form.get("csrf", "")):
+    if token is None or not hmac.compare_digest(token.encode(), form.get("csrf", "").encode()):
         return _page(request, public, status=403, url=url, error="The form had expired. Please shorten the URL again.")
     try:
         link = await public.shorten(url, read_request(request.scope, b"\x00"))

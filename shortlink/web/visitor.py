@@ -7,6 +7,7 @@ module only reads the request and sends the reply.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from litestar import Request, post, route
@@ -15,8 +16,11 @@ from litestar.enums import HttpMethod
 from litestar.params import FromPath
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 
-from shortlink.app.visits import RememberCookie, VisitRequest, Visits
+from shortlink.app.visits import RememberCookie, VisitRequest
 from shortlink.visits import respond
+
+if TYPE_CHECKING:
+    from shortlink.web.app import Bound
 
 MAX_FORM_BYTES = 4096
 MAX_USER_AGENT = 512
@@ -79,8 +83,8 @@ class Answer:
         await send(self._body)
 
 
-def visitor_handlers(visits: Visits, country_header: str, https: bool) -> list:
-    header = country_header.lower().encode() or b"\x00"
+def visitor_handlers(bound: Bound) -> list:
+    """The routes, reading the app's current Visits and settings from `bound` (web.app)."""
 
     def set_cookie(remember: RememberCookie) -> Cookie:
         return Cookie(
@@ -88,7 +92,7 @@ def visitor_handlers(visits: Visits, country_header: str, https: bool) -> list:
             value=remember.value,
             path=remember.path,
             httponly=True,
-            secure=https,
+            secure=bound.https,
             samesite="lax",
             max_age=remember.max_age,
         )
@@ -96,7 +100,8 @@ def visitor_handlers(visits: Visits, country_header: str, https: bool) -> list:
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
     async def visit(request: Request, code: FromPath[str]) -> Answer:
         head = request.scope["method"] == "HEAD"
-        return Answer(await visits.visit(code, read_request(request.scope, header), head=head), head=head)
+        visitor = read_request(request.scope, bound.country_header)
+        return Answer(await bound.services.visits.visit(code, visitor, head=head), head=head)
 
     @post("/l/{code:str}", include_in_schema=False, status_code=200)
     async def unlock(request: Request, code: FromPath[str]) -> Answer:
@@ -104,7 +109,8 @@ def visitor_handlers(visits: Visits, country_header: str, https: bool) -> list:
             body = await request.body()
             return dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))).get("password", "")
 
-        reply, remember = await visits.unlock(code, read_request(request.scope, header), read_password)
+        visitor = read_request(request.scope, bound.country_header)
+        reply, remember = await bound.services.visits.unlock(code, visitor, read_password)
         return Answer(reply, None if remember is None else set_cookie(remember))
 
     return [visit, unlock]

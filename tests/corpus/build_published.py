@@ -3,12 +3,19 @@
     pip install crawler-user-agents==VERSION device_detector==VERSION pyyaml
     python tests/corpus/build_published.py
 
+The agents outside our rule sources (unlisted.json, unlisted_heldback.json) come from
+crawlerdetect's test fixtures, which only its source archive ships:
+
+    pip download --no-deps --no-binary :all: crawlerdetect==0.4.2 && tar xzf crawlerdetect-0.4.2.tar.gz
+    python tests/corpus/build_published.py --unlisted crawlerdetect-0.4.2/tests/fixtures/user_agent/crawlers.txt
+
 Every agent goes to the tuning file or to the held-back file by a hash of the agent
 itself, so a rebuild from a newer release keeps each known agent on its side.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.metadata
 import json
@@ -33,7 +40,7 @@ def _digest(user_agent: str) -> str:
     return hashlib.sha256(user_agent.encode()).hexdigest()
 
 
-def _is_held_back(user_agent: str) -> bool:
+def is_held_back(user_agent: str) -> bool:
     return int(_digest(user_agent)[-4:], 16) % HELD_BACK_ONE_IN == 0
 
 
@@ -80,13 +87,73 @@ def _write(name: str, rows: list[dict]) -> None:
 
 def _split(name: str, field: str, agents: dict[str, str]) -> None:
     rows = [{"ua": ua, field: value} for ua, value in sorted(agents.items())]
-    _write(f"{name}.json", [row for row in rows if not _is_held_back(row["ua"])])
-    _write(f"{name}_heldback.json", [row for row in rows if _is_held_back(row["ua"])])
+    _write(f"{name}.json", [row for row in rows if not is_held_back(row["ua"])])
+    _write(f"{name}_heldback.json", [row for row in rows if is_held_back(row["ua"])])
+
+
+# Agents the issue and service documentation name, none in crawlerdetect's fixtures or our sources.
+DOCUMENTED = {
+    "PostmanRuntime/7.29.0": "issue 40",
+    "Java/1.8.0_121": "issue 40",
+    "GuzzleHttp/7": "issue 40",
+    "PycURL/7.13.2": "issue 40",
+    "Apache Httpclient": "issue 40",
+    "PHP/5.3.84": "issue 40",
+    "Is is up? (+https://isitup.org)": "issue 40",
+    "Mozilla/5.0 (X11; Linux x86_64; Splunk Synthetics) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/91.0.4472.114 Safari/537.36": "Splunk Synthetics Terraform provider (its tests' user_agent)",
+    "Mozilla/5.0 (compatible; Windows NT 6.1; Catchpoint) AppleWebKit/537.36 (KHTML like Gecko) "
+    "Chrome/43.0.2357.81 Safari/537.36": "Catchpoint's agent in a public user-agent list",
+    "nginx-ssl early hints": "Cloudflare docs (Early Hints fetches)",
+    "Braze Sender 75e404755ae1270441f07eb238f0faf25e44dfdc": "Braze docs (Connected Content, webhooks)",
+    "Go-http-client/1.1": "Go net/http default",
+    "Go-http-client/2.0": "Go net/http default (HTTP/2)",
+    "cloudflare-go": "Cloudflare docs (generic agents)",
+    "fasthttp": "Cloudflare docs (generic agents)",
+    "got (https://github.com/sindresorhus/got)": "got's default",
+    "curl/8.7.1": "curl default (macOS 15)",
+    "curl/7.88.1": "curl default (Debian 12)",
+    "Wget/1.21.3": "Wget default (Debian 12)",
+    "Wget/1.21.4": "Wget default (Ubuntu 24.04)",
+    "libwww-perl/6.68": "LWP default (Debian 12)",
+    "Python-urllib/3.11": "Python urllib default",
+    "python-httpx/0.27.0": "httpx default",
+    "python-requests/2.32.3": "requests default",
+    "Python/3.11 aiohttp/3.9.5": "aiohttp default",
+    "axios/1.7.2": "axios default (Node.js)",
+    "node": "Node.js fetch (undici) default",
+    "undici": "undici default before Node.js 18.13",
+    "okhttp/4.12.0": "OkHttp default",
+    "Dart/3.3 (dart:io)": "Dart HttpClient default",
+    "HTTPie/3.2.2": "HTTPie default",
+    "Ruby": "Ruby Net::HTTP default",
+    "Faraday v2.9.0": "Faraday default",
+    "Mozilla/5.0 (Windows NT; Windows NT 10.0; en-US) WindowsPowerShell/5.1.19041.4648": "PowerShell "
+    "Invoke-WebRequest default",
+}
+
+
+def unlisted_agents(crawlerdetect_crawlers: Path) -> dict[str, str]:
+    """Agents outside our two rule sources → where they were published."""
+    ours = crawler_agents()
+    agents = {
+        line.strip(): "crawlerdetect 0.4.2 fixtures"
+        for line in crawlerdetect_crawlers.read_text("utf-8", errors="replace").splitlines()
+        if line.strip()
+    }
+    agents.update((ua, source) for ua, source in DOCUMENTED.items() if ua not in agents)
+    return {ua: source for ua, source in agents.items() if ua not in ours}
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--unlisted", type=Path, help="crawlerdetect's tests/fixtures/user_agent/crawlers.txt")
+    args = parser.parse_args()
     for package in ("crawler-user-agents", "device_detector"):
         print(package, importlib.metadata.version(package))
+    if args.unlisted:
+        _split("unlisted", "source", unlisted_agents(args.unlisted))
+        return
     _split("crawlers", "source", crawler_agents())
     _split("browsers", "device", browser_agents())
 

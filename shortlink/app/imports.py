@@ -1,0 +1,389 @@
+"""Importing rows (`shortlink.imports`) into an account, and exporting its links.
+
+An import is planned first, read-only: each row is checked by the rules every door uses
+(`links.service.check_new_link`, the tag rules) and its code decided against the database
+and the rows before it. A dry run stops there and reports the plan; otherwise the planned
+links are created through `links.service.create_link`, a chunk of rows per write, and the
+source's clicks go through the click recorder, as visits do: raw rows, counters and rollups
+together, bots classified by our own rules where the user agent is known.
+
+Running the same import again changes nothing: a row whose code already belongs to the
+account with the same destination is "unchanged" (so are its tags and history), and a row
+without a code is the account's link with the same destination and creation time (or,
+when the row has no time, the same destination).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from shortlink import accounts
+from shortlink.app.hosts import Hosts
+from shortlink.config import Config
+from shortlink.errors import ShortlinkError, ValidationError
+from shortlink.imports import POLICIES, Policy
+from shortlink.imports.generic import COLUMNS, join_tags
+from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
+from shortlink.links import rules, service
+from shortlink.links import tags as tagging
+from shortlink.links.public import blocked_hosts
+from shortlink.links.schema import CreateLink
+from shortlink.progress import StopRequest
+from shortlink.storage import Connection, Row, open_database, transaction
+from shortlink.storage import accounts as account_store
+from shortlink.storage import links as link_store
+from shortlink.storage import tags as tag_store
+from shortlink.times import from_iso, utcnow
+from shortlink.visits.classify import classify
+from shortlink.visits.click import Click
+from shortlink.visits.recorder import ClickRecorder
+
+Action = Literal["create", "unchanged", "skip", "error"]
+# Rows per write: large enough to amortise the hop to the writer, small enough that
+# visits and other writers never wait long behind an import.
+CHUNK_ROWS = 200
+# Clicks per recorder batch (the demo seeder's reasoning: more clicks per rollup row).
+CLICK_BATCH = 50_000
+# The suffixes tried for a taken code: code-2 ... code-99.
+MAX_SUFFIX = 99
+# An operator's import is not an API client's burst: the daily link limit does not apply.
+NO_DAILY_LIMIT = 10**12
+USER_AGENT_LENGTH = 512  # as visits crop it
+
+
+class Outcome(msgspec.Struct, omit_defaults=True):
+    line: int
+    action: Action
+    code: str | None = None
+    url: str | None = None
+    reason: str | None = None  # why skipped or refused, or how the code changed
+    visits: int = 0
+
+
+class ImportReport(msgspec.Struct):
+    source: str
+    dry_run: bool
+    applied: bool  # false for a dry run, and when --on-conflict fail found a conflict
+    created: int
+    unchanged: int
+    skipped: int
+    errors: int
+    visits: int
+    rows: list[Outcome]
+    interrupted: bool = False  # Ctrl-C: the rows before were imported, the rest were not
+
+
+class _Planned(msgspec.Struct):
+    outcome: Outcome
+    row: ImportRow | None = None
+    tags: list[tagging.TagInput] = []
+    conflict: bool = False
+
+
+class _Known:
+    """What the plan knows of codes: the database's, and those claimed by earlier rows."""
+
+    def __init__(self, destinations: list[Row], account_id: int):
+        self.account_id = account_id
+        self.by_moment = {(row["original_url"], row["created_at"]): row["short_code"] for row in destinations}
+        self.by_url = {row["original_url"]: row["short_code"] for row in destinations}
+        self.claimed: dict[str, tuple[str, int]] = {}  # code -> (url, line)
+        self.planned: dict[tuple[str, str | None], int] = {}  # (url, created_at) of rows without code -> line
+
+
+def plan(
+    conn: Connection,
+    account_id: int,
+    rows: list[ImportRow | BadRow],
+    policy: Policy,
+    is_ours: Callable[[str], bool],
+    blocked: frozenset[str] = frozenset(),
+) -> list[_Planned]:
+    """Each row's outcome, reading only. `blocked`: the hosts no link of any door leads to."""
+    known = _Known(link_store.destinations_of_account(conn, account_id), account_id)
+    return [_plan_row(conn, row, policy, is_ours, known, blocked) for row in rows]
+
+
+def _plan_row(
+    conn: Connection,
+    row: ImportRow | BadRow,
+    policy: Policy,
+    is_ours: Callable[[str], bool],
+    known: _Known,
+    blocked: frozenset[str],
+) -> _Planned:
+    if isinstance(row, BadRow):
+        return _Planned(Outcome(row.line, "error", reason=row.reason))
+    refused = _Planned(Outcome(row.line, "error", code=row.code, url=row.url))
+    try:
+        tags = tagging.validated([tagging.TagInput(name=name, colour=row.colours.get(name)) for name in row.tags])
+        body, changes = _body(row)
+        service.check_new_link(body, is_ours, blocked)  # the destination, title... before the code
+        if row.password_hash is not None:
+            rules.validate_password_hash(row.password_hash)
+        code, note, conflict = _code_for(conn, row, policy, known)
+        if conflict:
+            return _Planned(
+                Outcome(row.line, "error" if policy == "fail" else "skip", row.code, row.url, note), conflict=True
+            )
+        if isinstance(code, _Existing):
+            return _Planned(Outcome(row.line, "unchanged", code.code or None, row.url, note))
+        if code is not None:
+            service.check_new_link(msgspec.structs.replace(body, custom_code=code), is_ours, blocked)
+            known.claimed[code] = (row.url, row.line)
+    except ValidationError as exc:
+        refused.outcome.reason = exc.message
+        return refused
+    if row.code is None:
+        known.planned[(row.url, row.created_at)] = row.line
+        known.planned.setdefault((row.url, None), row.line)
+    note = "; ".join([*([note] if note else []), *changes]) or None
+    return _Planned(Outcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
+
+
+class _Existing(msgspec.Struct, frozen=True):
+    code: str
+
+
+def _code_for(
+    conn: Connection, row: ImportRow, policy: Policy, known: _Known
+) -> tuple[str | _Existing | None, str | None, bool]:
+    """(code to create with, None for a random one, or the _Existing link the row already
+    is; a note for the report; whether the row is a conflict the policy refuses)."""
+    if row.code is None:
+        existing = known.by_moment.get((row.url, row.created_at)) if row.created_at else known.by_url.get(row.url)
+        if existing is not None:
+            return (
+                _Existing(existing),
+                "the account has this destination" + (" from then" if row.created_at else ""),
+                False,
+            )
+        if (row.url, row.created_at) in known.planned:
+            return _Existing(""), f"the same as line {known.planned[(row.url, row.created_at)]}", False
+        return None, None, False
+    if not rules.CODE_PATTERN.fullmatch(row.code):
+        raise ValidationError("code", f"{row.code!r} must be 3-32 characters of A-Z, a-z, 0-9, _ and -")
+    first_problem = None
+    for number in range(1, MAX_SUFFIX + 1):
+        candidate = row.code if number == 1 else f"{row.code[: 32 - len(str(number)) - 1]}-{number}"
+        problem = _taken(conn, candidate, row.url, known)
+        if isinstance(problem, _Existing):
+            note = None if number == 1 else f"code {row.code!r} {first_problem}: imported before as {candidate!r}"
+            return problem, note, False
+        if problem is None:
+            note = None if number == 1 else f"code {row.code!r} {first_problem}: used {candidate!r}"
+            return candidate, note, False
+        first_problem = first_problem or problem
+        if policy != "suffix":
+            return None, f"code {row.code!r} {problem}", True
+    return None, f"code {row.code!r} {first_problem}, and so are its suffixes up to -{MAX_SUFFIX}", True
+
+
+def _taken(conn: Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
+    """Why `code` cannot be created for `url` (None: it can), or the _Existing link it is."""
+    if code.lower() in rules.RESERVED_CODES:
+        return "is reserved here"
+    if code in known.claimed:
+        claimed_url, line = known.claimed[code]
+        return _Existing(code) if claimed_url == url else f"is taken by line {line}"
+    found = link_store.link_by_code(conn, code)
+    if found is None:
+        return None
+    if found["account_id"] == known.account_id and found["original_url"] == url:
+        return _Existing(code)
+    return "is taken"
+
+
+TITLE_LENGTH, DESCRIPTION_LENGTH = 200, 500  # the API's limits (links.schema)
+
+
+def _body(row: ImportRow) -> tuple[CreateLink, list[str]]:
+    """The link to create, and what was changed to fit our rules, for the report."""
+    title, title_note = _fitted("title", row.title, TITLE_LENGTH)
+    description, description_note = _fitted("description", row.description, DESCRIPTION_LENGTH)
+    body = CreateLink(
+        original_url=row.url, title=title, description=description, ios_url=row.ios_url, android_url=row.android_url
+    )
+    return body, [note for note in (title_note, description_note) if note]
+
+
+def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str | None]:
+    """A source's title or description as our rules take it: line breaks, tabs and runs of
+    spaces as one space (YOURLS keeps pages' titles as they were), blank as none, and cut to
+    `limit` characters rather than the whole link refused."""
+    if text is None:
+        return None, None
+    text = " ".join(text.split())
+    if len(text) > limit:
+        return text[:limit], f"{field} cut to {limit} characters"
+    return text or None, None
+
+
+def apply_chunk(
+    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+) -> list[tuple[int, list[ImportedVisit]]]:
+    """Create the chunk's planned links, each in its own transaction (a failure refuses its
+    row only); returns (internal link id, visits) of each created link."""
+    created = []
+    for item in planned:
+        if item.outcome.action != "create" or item.row is None:
+            continue
+        row = item.row
+        try:
+            with transaction(conn):
+                link = service.create_link(
+                    conn,
+                    account_id,
+                    msgspec.structs.replace(_body(row)[0], custom_code=item.outcome.code),
+                    is_ours=hosts.is_ours,
+                    base=hosts.base_for_account(account_id),
+                    daily_limit=NO_DAILY_LIMIT,
+                    now=from_iso(row.created_at) if row.created_at else now,
+                    password_hash=row.password_hash,
+                    fetch_title=False,
+                    source=row.source,
+                )
+                stored = link_store.link_by_code(conn, link.short_code)
+                assert stored is not None, "created just now"
+                # An expiry is kept even when it has passed: the link stays expired, as it was.
+                changes: dict[str, object] = {"expires_at": row.expires_at} if row.expires_at else {}
+                if not row.is_active:
+                    changes["is_active"] = 0
+                if changes:
+                    link_store.update_link(conn, stored["id"], changes)
+                if item.tags:
+                    tagging.store_tags(conn, account_id, stored["id"], item.tags)
+        except ShortlinkError as exc:  # e.g. the code was taken since the plan
+            item.outcome.action, item.outcome.reason, item.outcome.visits = "error", exc.message, 0
+            continue
+        item.outcome.code = link.short_code
+        created.append((stored["id"], row.visits))
+    return created
+
+
+def _clicks(link_id: int, account_id: int, visits: list[ImportedVisit]) -> Iterator[Click]:
+    for visit in visits:
+        user_agent = visit.user_agent[:USER_AGENT_LENGTH]
+        is_bot = visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
+        yield Click(link_id, account_id, visit.ts_ms, user_agent, visit.referrer, "", visit.ip, visit.country, is_bot)
+
+
+async def run_import(
+    config: Config,
+    email: str,
+    source: str,
+    rows: list[ImportRow | BadRow],
+    *,
+    policy: Policy = "skip",
+    dry_run: bool = False,
+    on_rows: Callable[[int], None] = lambda _count: None,
+    stop: StopRequest | None = None,
+) -> ImportReport:
+    """Import `rows` into the account of `email` (created, with Pro, if new); `on_rows(n)`
+    after every n rows done, for a progress bar. When `stop` is requested the import ends
+    between two chunks: the rows not reached are reported as skipped, every row before is in."""
+    if policy not in POLICIES:
+        raise ValidationError("--on-conflict", f"must be one of {', '.join(POLICIES)}")
+    db = open_database(config.storage.location)
+    recorder = ClickRecorder(
+        db, msgspec.structs.replace(config.clicks, batch_size=CLICK_BATCH, queue_size=2 * CLICK_BATCH)
+    )
+    try:
+        if dry_run:  # changes nothing, not even a new account (which has no links: id 0 matches none)
+            found = await db.read(account_store.account_by_email, email)
+            account_id = 0 if found is None else found["id"]
+        else:
+            account_id = (await db.write(accounts.ensure_account, email))["id"]
+        hosts = await db.read(Hosts.load, config.short_host, config.links.domains)
+        blocked = blocked_hosts(config.public.blocked_hosts)
+        planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
+        stopped = policy == "fail" and any(item.conflict for item in planned)
+        interrupted = False
+        if not dry_run and not stopped:
+            now = utcnow()
+            for start in range(0, len(planned), CHUNK_ROWS):
+                if stop is not None and stop.requested:
+                    interrupted = True
+                    for item in planned[start:]:
+                        if item.outcome.action == "create":
+                            item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
+                    break
+                chunk = planned[start : start + CHUNK_ROWS]
+                for link_id, visits in await db.write(apply_chunk, account_id, chunk, hosts, now):
+                    for click in _clicks(link_id, account_id, visits):
+                        recorder.record(click)
+                        if recorder.pending >= CLICK_BATCH:
+                            await recorder.flush()
+                on_rows(len(chunk))
+            await recorder.flush()
+        report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
+        report.interrupted = interrupted
+        return report
+    finally:
+        db.close()
+
+
+def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) -> ImportReport:
+    outcomes = [item.outcome for item in planned]
+    count = {
+        action: sum(outcome.action == action for outcome in outcomes)
+        for action in ("create", "unchanged", "skip", "error")
+    }
+    return ImportReport(
+        source=source,
+        dry_run=dry_run,
+        applied=applied,
+        created=count["create"] if applied or dry_run else 0,
+        unchanged=count["unchanged"],
+        skipped=count["skip"],
+        errors=count["error"],
+        visits=sum(outcome.visits for outcome in outcomes if outcome.action == "create") if applied or dry_run else 0,
+        rows=outcomes,
+    )
+
+
+# Export: the generic CSV's columns, so that an export imports into another install as it is.
+EXPORT_PAGE = 1000
+
+
+def export_records(conn: Connection, account_id: int) -> Iterator[dict[str, str]]:
+    """The account's links, oldest first, as generic CSV records, a page at a time."""
+    after = 0
+    while page := link_store.links_after(conn, account_id, after, EXPORT_PAGE):
+        tags = tag_store.tags_of_links(conn, [row["id"] for row in page])
+        for row in page:
+            yield {
+                "url": row["original_url"],
+                "code": row["short_code"],
+                "title": row["title"] or "",
+                "description": row["description"] or "",
+                "tags": join_tags(tags.get(row["id"], [])),
+                "created_at": row["created_at"],
+                "expires_at": row["expires_at"] or "",
+                "ios_url": row["ios_url"] or "",
+                "android_url": row["android_url"] or "",
+                "is_active": "true" if row["is_active"] else "false",
+                "password_hash": row["password_hash"] or "",
+                "source": row["source"] or "",
+            }
+        after = page[-1]["id"]
+
+
+def csv_lines(records: Iterator[dict[str, str]]) -> Iterator[str]:
+    """The header, then one CSV line per record."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow(record)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.getvalue():
+        yield buffer.getvalue()

@@ -1,0 +1,81 @@
+"""Firebase Dynamic Links (shut down on 25 August 2025): short links with their long links.
+
+A CSV with a short-link column ("short link", "shortLink", "short_link") and a long-link
+column ("long link", "longDynamicLink", "long_dynamic_link"), or JSON: a list of objects
+with `shortLink` and `longDynamicLink`, as `shortLinks.create` took and answered them.
+
+A long Dynamic Link is `https://example.page.link/?link=DEEP&apn=...&afl=...&ifl=...&ofl=...`
+(Firebase's "Manually constructing a Dynamic Link URL"). Kept: `ofl` (else `link`) as the
+destination, `afl` as the Android and `ifl` as the iOS destination, `st` and `sd` as title
+and description, and the `utm_*` campaign parameters, added to the destination's query
+where it has none of its own. App identities (apn, ibi, isi, amv, imv, ipbi, ipfl, ius,
+efr, si) have no equivalent in a link here and are left out; app links come from
+`shortlink app add`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+
+import msgspec
+
+from shortlink.imports.rows import BadRow, FileError, ImportRow, column_of, csv_records, decode, first_of
+
+SHORT_COLUMNS = ("short link", "shortlink", "short_link", "short url", "short_url")
+LONG_COLUMNS = ("long link", "longdynamiclink", "long_dynamic_link", "long url", "long_url", "dynamic link")
+CAMPAIGN = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
+
+
+def parse(data: bytes) -> list[ImportRow | BadRow]:
+    text = decode(data)
+    if text.lstrip().startswith("["):
+        try:
+            items = msgspec.json.decode(text)
+        except msgspec.DecodeError as exc:
+            raise FileError(f"not JSON: {exc}") from None
+        pairs = [
+            (number, _text(item, "shortLink"), _text(item, "longDynamicLink"))
+            for number, item in enumerate(items, start=1)
+        ]
+    else:
+        header, records = csv_records(text)
+        if column_of(header, *LONG_COLUMNS) is None:
+            raise FileError(f"no long link column: expected one of {', '.join(LONG_COLUMNS)}")
+        pairs = [(line, first_of(r, *SHORT_COLUMNS), first_of(r, *LONG_COLUMNS)) for line, r in records]
+    return [_row(line, short, long) for line, short, long in pairs]
+
+
+def _text(item: Any, key: str) -> str | None:
+    value = item.get(key) if isinstance(item, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _row(line: int, short: str | None, long: str | None) -> ImportRow | BadRow:
+    if long is None:
+        return BadRow(line, "no long Dynamic Link")
+    query = {name: values[0] for name, values in parse_qs(urlsplit(long).query).items()}
+    destination = query.get("ofl") or query.get("link")
+    if destination is None:
+        return BadRow(line, "the long Dynamic Link has neither `link` nor `ofl`")
+    code = urlsplit(short).path.strip("/") if short else None
+    return ImportRow(
+        line=line,
+        url=with_campaign(destination, query),
+        code=code or None,
+        title=query.get("st"),
+        description=query.get("sd"),
+        android_url=query.get("afl"),
+        ios_url=query.get("ifl"),
+    )
+
+
+def with_campaign(url: str, query: dict[str, str]) -> str:
+    """`url` with the Dynamic Link's utm_* parameters, where it has none of its own."""
+    parts = urlsplit(url)
+    if any(name in parse_qs(parts.query) for name in CAMPAIGN):
+        return url
+    campaign = urlencode([(name, query[name]) for name in CAMPAIGN if name in query])
+    if not campaign:
+        return url
+    return urlunsplit(parts._replace(query=f"{parts.query}&{campaign}" if parts.query else campaign))

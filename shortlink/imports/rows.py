@@ -1,0 +1,137 @@
+"""What every importer produces: rows to import, or bad rows with their line and reason."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import UTC, datetime
+
+import msgspec
+
+from shortlink.errors import ValidationError
+from shortlink.links import rules
+from shortlink.links.schema import Source
+from shortlink.times import to_iso
+
+
+class ImportedVisit(msgspec.Struct, frozen=True):
+    """A click the source recorded. `country` is ISO alpha-2 when the source knew it."""
+
+    ts_ms: int
+    user_agent: str = ""
+    referrer: str = ""
+    ip: str = ""
+    country: str = ""
+    is_bot: bool = False  # the source's own verdict; ours is added when the agent is known
+
+
+class ImportRow(msgspec.Struct, kw_only=True):
+    """One link to import. `line` is where it starts in the file (1 for the first line), or
+    its position in a JSON file's list (1 for the first item)."""
+
+    line: int
+    url: str
+    code: str | None = None
+    title: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+    colours: dict[str, str] = {}  # tag name -> #rrggbb, when the source has colours
+    created_at: str | None = None  # ISO 8601 UTC
+    expires_at: str | None = None
+    ios_url: str | None = None
+    android_url: str | None = None
+    is_active: bool = True
+    password_hash: str | None = None  # only from this service's own export
+    source: Source | None = None  # where the link was first made, from this service's own export
+    visits: list[ImportedVisit] = []
+
+
+class BadRow(msgspec.Struct, frozen=True):
+    line: int
+    reason: str
+
+
+class FileError(ValueError):
+    """The file as a whole cannot be read as the source's format: one line for the CLI."""
+
+
+def decode(data: bytes) -> str:
+    """The file's text: UTF-8 (a byte-order mark is dropped), else Windows-1252, which is
+    what spreadsheets and MySQL's latin1 write (every byte decodes, so nothing is lost)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def csv_records(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header (lower-cased, trimmed) and each record as {column: value} with the line
+    it starts on. Empty records are left out; `,`, `;` or a tab separates values."""
+    # The delimiter is the one the header line uses most: values may hold the others
+    # (a tags cell is `a;b`), and a header has no quoted text to mislead the count.
+    header_line = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=header_line.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = [name.strip().lower() for name in next(reader)]
+    except StopIteration:
+        raise FileError("the file is empty") from None
+    except csv.Error as exc:
+        raise FileError(f"not a CSV file: {exc}") from None
+    records = []
+    line = reader.line_num + 1
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise FileError(f"line {line}: {exc}") from None
+        if any(value.strip() for value in values):
+            records.append((line, dict(zip(header, values, strict=False))))
+        line = reader.line_num + 1
+    return header, records
+
+
+def first_of(record: dict[str, str], *names: str) -> str | None:
+    """The first non-blank value among these columns (a tool names a column several ways)."""
+    for name in names:
+        value = record.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def column_of(header: list[str], *names: str) -> str | None:
+    return next((name for name in names if name in header), None)
+
+
+_NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+
+
+def iso_time(field: str, text: str) -> str:
+    """A source's date-time as our ISO 8601 UTC text (see `moment`)."""
+    return to_iso(moment(field, text))
+
+
+def epoch_ms(field: str, text: str) -> int:
+    """A source's date-time as Unix milliseconds, as clicks are stamped."""
+    return int(moment(field, text).timestamp() * 1000)
+
+
+def moment(field: str, text: str) -> datetime:
+    """A source's date-time in UTC. A time without offset (YOURLS and Kutt keep their
+    server's) is read as UTC; a Unix time in seconds is accepted too, and Bitly's offsets
+    without a colon (+0000)."""
+    text = text.strip()
+    if text.isdigit():
+        return datetime.fromtimestamp(int(text), UTC)
+    if _NAIVE.match(text):
+        text = (text.replace(" ", "T") if "T" not in text and " " in text else text) + (
+            "T00:00:00Z" if len(text) == 10 else "Z"
+        )
+    try:
+        return rules.parse_time(field, text)
+    except ValidationError as exc:
+        raise ValueError(f"{exc.message} (got {text!r})") from None
