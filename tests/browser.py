@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives import serialization
 
 from shortlink import signin
 from shortlink.storage import connect
-from tests.debian import find_or_install
-from tests.live_server import LiveServer, free_port
+from throwaway.debian import find_or_install
+from throwaway.live_server import LiveServer, free_port
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"

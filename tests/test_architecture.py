@@ -1,5 +1,6 @@
-"""The layout's rules, checked on the source: no import cycle between shortlink's modules, and
-the storage layer needs no `type: ignore` for the differences between its two backends."""
+"""The layout's rules, checked on the source: no module imports another package's private
+names, no import cycle between shortlink's modules, benchmarks never import the tests, and the
+storage layer needs no `type: ignore` for the differences between its two backends."""
 
 from __future__ import annotations
 
@@ -33,6 +34,34 @@ def runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
     return [
         node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
     ]
+
+
+def package_of(module: str) -> str:
+    """shortlink.storage.links → shortlink.storage; a top-level module is its own package."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_private_name_is_imported_across_packages():
+    crossings = []
+    for module, tree in sources("shortlink", "tests", "bench", "throwaway").items():
+        for node in runtime_imports(tree):
+            if not isinstance(node, ast.ImportFrom) or node.module is None or not node.module.startswith("shortlink"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and package_of(node.module) != package_of(module):
+                    crossings.append(f"{module}: from {node.module} import {alias.name}")
+    assert crossings == [], crossings
+
+
+def test_benchmarks_never_import_the_tests():
+    imports = [
+        f"{module}: {ast.unparse(node)}"
+        for module, tree in sources("bench").items()
+        for node in runtime_imports(tree)
+        if any(name.startswith("tests") for name in imported_modules(node))
+    ]
+    assert imports == [], imports
 
 
 def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:

@@ -25,8 +25,8 @@ from shortlink.storage.sqlite import SqliteDatabase
 from tests.accessibility import axe_violations
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
 from tests.helpers import wait_for
-from tests.live_server import LiveServer
 from tests.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
+from throwaway.live_server import LiveServer
 
 CREATOR = "creator@example.com"
 OPERATOR = "operator@example.com"

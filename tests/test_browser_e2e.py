@@ -18,8 +18,8 @@ from shortlink import accounts
 from shortlink.storage import connect
 from tests.accessibility import axe_violations
 from tests.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
-from tests.live_server import LiveServer
 from tests.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
+from throwaway.live_server import LiveServer
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import pytest
 from shortlink.dashboard import charts
 from tests.accessibility import axe_violations
 from tests.browser import chromium
-from tests.live_server import free_port
+from throwaway.live_server import free_port
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 STYLESHEET = Path(charts.__file__).parent / "static" / "charts.css"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
-from shortlink.storage.labels import UNKNOWN_COUNTRY
 
+from shortlink.storage.labels import UNKNOWN_COUNTRY
 from shortlink.visits.countries import CountryTableError, open_table
 from shortlink.visits.enrich import country_of
 from tests.countries import write_country_file

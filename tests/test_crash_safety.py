@@ -19,8 +19,8 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from tests.conftest import run_cli
 from tests.helpers import store_link
-from tests.live_server import LiveServer
 from tests.load import Load, assert_rollups_match_raw_clicks
+from throwaway.live_server import LiveServer
 
 FLUSH_INTERVAL_MS = 100
 

@@ -31,7 +31,7 @@ from tests.dashboard import (
     sign_in,
     signed_in,
 )
-from tests.live_server import LiveServer
+from throwaway.live_server import LiveServer
 
 pytestmark = pytest.mark.both_backends
 

@@ -34,8 +34,8 @@ from tests.browser import (
     sign_in,
     wait_for_text,
 )
-from tests.live_server import LiveServer
 from tests.visitors import IPHONE
+from throwaway.live_server import LiveServer
 
 EMAIL, PASSWORD = "person@example.com", "a long enough password"
 

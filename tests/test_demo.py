@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shortlink.demo import DAY_MS, _click_times
+from shortlink.demo import DAY_MS, click_times
 from shortlink.times import from_iso
 from tests.conftest import run_cli
 
@@ -105,7 +105,7 @@ def test_demo_seed_rejects_bad_numbers_in_one_line_without_writing(db_path, link
 def test_demo_click_times_come_in_order_and_thin_out_smoothly_to_the_oldest_day():
     now = 1_790_000_000_000
     days = 30
-    times = [moment for chunk in _click_times(random.Random(3), now, days, 60_000) for moment in chunk]
+    times = [moment for chunk in click_times(random.Random(3), now, days, 60_000) for moment in chunk]
     assert len(times) == 60_000 and times == sorted(times)  # oldest first, like live traffic
     today = now // DAY_MS
     per_day = Counter(today - ts // DAY_MS for ts in times)

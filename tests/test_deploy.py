@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tests.debian import find_or_install
-from tests.live_server import LiveServer, free_port
 from tests.visitors import INSTAGRAM_IOS, IPHONE
+from throwaway.debian import find_or_install
+from throwaway.live_server import LiveServer, free_port
 
 pytestmark = pytest.mark.system
 

@@ -14,8 +14,8 @@ import pytest
 from shortlink.storage import connect, postgresql
 from tests.conftest import run_cli
 from tests.countries import write_country_file
-from tests.live_server import free_port
-from tests.redis_server import RedisServer
+from throwaway.live_server import free_port
+from throwaway.redis_server import RedisServer
 
 
 @pytest.fixture

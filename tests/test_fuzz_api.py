@@ -22,7 +22,7 @@ from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.live_server import LiveServer
+from throwaway.live_server import LiveServer
 
 EXAMPLES_PER_OPERATION_AND_MODE = 50
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)

@@ -21,8 +21,8 @@ from shortlink.storage import sessions as session_store
 from shortlink.visits import passwords
 from tests.conftest import bearer, run_cli
 from tests.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
-from tests.live_server import LiveServer
 from tests.visitors import DESKTOP, FACEBOOK_BOT, IPHONE
+from throwaway.live_server import LiveServer
 
 OTHER_PASSWORD = "another good password"
 

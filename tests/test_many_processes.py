@@ -1,7 +1,7 @@
 """Several server processes on one database and one Redis, as behind a load balancer: one
 SQLite file, or one PostgreSQL database.
 
-Real `shortlink serve` processes, a real redis-server (tests/redis_server.py) and real
+Real `shortlink serve` processes, a real redis-server (throwaway/redis_server.py) and real
 HTTP: what one process changes, the others see; limits hold across all of them; a killed
 process loses at most its own unflushed batch while the others keep serving.
 """
@@ -26,9 +26,9 @@ from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
 from tests.conftest import BACKENDS, bearer, run_cli
 from tests.helpers import store_link
-from tests.live_server import LiveServer
 from tests.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
-from tests.redis_server import RedisServer
+from throwaway.live_server import LiveServer
+from throwaway.redis_server import RedisServer
 
 pytestmark = pytest.mark.system
 

@@ -25,7 +25,7 @@ from shortlink import accounts
 from shortlink.links.schema import CreateLink, UpdateLink
 from shortlink.mcp.schemas import object_schema
 from shortlink.storage import connect
-from tests.live_server import LiveServer
+from throwaway.live_server import LiveServer
 
 REQUESTS_PER_MINUTE = 50
 MODERN = "2026-07-28"  # the stateless per-request revision; "legacy" is the initialize handshake

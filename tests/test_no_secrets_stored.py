@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from shortlink.storage import connect
-from tests.live_server import LiveServer
 from tests.visitors import DESKTOP
+from throwaway.live_server import LiveServer
 
 VISITOR_IP = "203.0.113.77"
 PASSWORD = "correct horse battery"

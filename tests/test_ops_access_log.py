@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.live_server import LiveServer
+from throwaway.live_server import LiveServer
 
 VISITOR_IP = "198.51.100.23"
 FIELDS = {"time", "method", "path", "status", "ms"}

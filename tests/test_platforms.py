@@ -3,7 +3,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from shortlink.app.hosts import Hosts
-from shortlink.links.platforms import _HOSTS, _WITH_SUBDOMAINS, Platform, detect_platform, host_name
+from shortlink.links.platforms import PLATFORM_OF_HOST, WITH_SUBDOMAINS, Platform, detect_platform, host_name
 
 OWN_NAMES = ["sho.rt", "go.brand.example"]
 OWN = Hosts("", OWN_NAMES).is_ours
@@ -128,8 +128,8 @@ def test_own_hosts_are_compared_as_host_names(own_hosts, url):
 LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True)
 PLATFORM_HOSTS = sorted(
     {
-        *_HOSTS,
-        *_WITH_SUBDOMAINS,
+        *PLATFORM_OF_HOST,
+        *WITH_SUBDOMAINS,
         "amazon.com",
         "amazon.de",
         "amazon.co.uk",

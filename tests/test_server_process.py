@@ -27,7 +27,7 @@ SERVE_AND_REPORT_SQLITE_MEMORY = """
 import _sqlite3, ctypes, sys, threading, time, urllib.error, urllib.request
 from shortlink.config import load_config
 from shortlink.server import serve
-from tests.live_server import free_port
+from throwaway.live_server import free_port
 
 port = free_port()
 config = load_config(storage_path=sys.argv[1], fetcher_enabled=False, server_port=port)

@@ -13,8 +13,8 @@ import pytest
 
 from shortlink.visits.passwords import attempt_key
 from tests.countries import write_country_file
-from tests.live_server import LiveServer
 from tests.visitors import DESKTOP, make_link
+from throwaway.live_server import LiveServer
 
 GB_ADDRESS = "81.2.69.142"  # registered in GB (the bundled table)
 

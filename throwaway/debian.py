@@ -1,7 +1,7 @@
 """Real components from Debian's packages (chromium, redis-server), installed when missing.
 
 Installed with apt-get as root, or through sudo without a password; where that cannot be
-done the calling tests fail with the reason: a skipped test would prove nothing.
+done the caller fails with the reason (`CannotRun`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn
 
-import pytest
+
+class CannotRun(RuntimeError):
+    """A component cannot be had here: the test or benchmark needing it fails with the reason
+    (a skipped test would prove nothing)."""
 
 
 def cannot_run(what: str, reason: str) -> NoReturn:
-    """Fail, saying why these tests cannot run."""
-    pytest.fail(f"{what} cannot run: {reason}", pytrace=False)
+    raise CannotRun(f"{what} cannot run: {reason}")
 
 
 def find_or_install(command: str, package: str, what: str) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import psycopg
 
-from tests.debian import cannot_run, find_or_install
-from tests.live_server import free_port
+from throwaway.debian import cannot_run, find_or_install
+from throwaway.live_server import free_port
 
 WHAT = "PostgreSQL tests"
 SUPERUSER = "shortlink"

@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.debian import cannot_run, find_or_install
-from tests.live_server import free_port
+from throwaway.debian import cannot_run, find_or_install
+from throwaway.live_server import free_port
 
 
 class RedisServer:
