@@ -384,7 +384,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace) -> Output:
-    from shortlink.migration import migrate
+    from shortlink.move_to_postgresql import migrate
     from shortlink.storage.postgresql import describe
 
     if not is_postgresql(args.to):

@@ -19,7 +19,7 @@ import pytest
 import trustme
 from litestar.testing import TestClient
 
-from shortlink.fetcher.network import (
+from shortlink.fetcher.ssrf import (
     MAX_BODY_BYTES,
     MAX_REDIRECTS,
     FetchError,

@@ -2,7 +2,7 @@ import ipaddress
 
 import pytest
 
-from shortlink.network import client_ip
+from shortlink.client_address import client_ip
 from shortlink.visits import passwords
 
 PROXIES = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("10.0.0.0/8")]

@@ -15,11 +15,11 @@ from shortlink.analytics.ranges import Range, to_ms
 from shortlink.config import ClicksConfig
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
-from shortlink.services import forget_raw_clicks
 from shortlink.storage import connect
 from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
+from shortlink.wiring import forget_raw_clicks
 from tests.helpers import store_link
 from tests.load import assert_rollups_match_raw_clicks
 

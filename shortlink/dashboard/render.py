@@ -16,7 +16,7 @@ from litestar.response import Redirect, Template
 from litestar.template.config import TemplateConfig
 
 from shortlink.dashboard import charts
-from shortlink.dashboard.session import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
+from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
 from shortlink.errors import NotFoundError, ShortlinkError
 from shortlink.times import from_iso
 

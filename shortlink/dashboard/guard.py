@@ -10,9 +10,9 @@ from litestar.datastructures import Cookie
 from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 
-from shortlink.network import address_of
-from shortlink.services import Services
+from shortlink.client_address import address_of
 from shortlink.signin import SessionAccount, new_token
+from shortlink.wiring import Services
 
 SESSION_COOKIE = "sl_session"
 # Before sign-in, the sign-in and sign-up forms' CSRF tokens are bound to this cookie.
