@@ -21,7 +21,7 @@ from shortlink.times import from_iso
 # uniform one it is small at any size that fits the server's memory (docs/performance.md).
 MAX_BYTES = 32 * 2**20
 # Memory of an entry beyond its texts: the struct, its numbers, the string headers, the ordered
-# dict's slot and list node (tracemalloc on CPython 3.11; tests/test_link_cache.py checks it).
+# dict's slot and list node (tracemalloc on CPython 3.11; tests/visitors/test_link_cache.py checks it).
 ENTRY_OVERHEAD = 480
 
 
