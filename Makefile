@@ -29,8 +29,8 @@ serve: $(RUNTIME_STAMP)
 	$(BIN)/shortlink serve
 
 check: $(STAMP)
-	$(BIN)/ruff format --check shortlink tests bench
-	$(BIN)/ruff check shortlink tests bench
+	$(BIN)/ruff format --check shortlink tests bench throwaway
+	$(BIN)/ruff check shortlink tests bench throwaway
 	$(BIN)/mypy
 
 test: check

@@ -4,7 +4,7 @@ Run: .venv/bin/python -m bench.analytics [--one-link-clicks 1000000]
      [--many-links 10000] [--many-links-clicks 10000000] [--backend postgresql]
 
 --backend postgresql seeds and measures on a throwaway PostgreSQL server started here
-(Debian's postgresql; tests/postgres_server.py).
+(Debian's postgresql; throwaway/postgres_server.py).
 
 Seeds a fresh database with `shortlink demo seed`'s code (the real click
 recorder, so it also prints the recorder's write rate): one account with one
@@ -82,7 +82,7 @@ def main() -> int:
     (work / "shortlink.toml").touch()
     postgres = None
     if args.backend == "postgresql":
-        from tests.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
+        from throwaway.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
 
         postgres = PostgresServer().start()
         storage = {"storage_url": postgres.empty_database()}

@@ -22,7 +22,7 @@ from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
-from tests.live_server import LiveServer
+from throwaway.live_server import LiveServer
 
 QUERIES = [
     "/api/v1/links",

@@ -321,7 +321,7 @@ def main() -> int:
     redis, redis_url = start_redis(work) if max(worker_counts) > 1 else (None, "")
     postgres = None
     if args.backend == "postgresql":
-        from tests.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
+        from throwaway.postgres_server import PostgresServer  # the tests' throwaway PostgreSQL
 
         postgres = PostgresServer().start()
         location = postgres.empty_database()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import sqlite3
 from datetime import datetime
 
 import msgspec
@@ -13,6 +12,7 @@ from shortlink.errors import NotFoundError, SubscriptionRequiredError, Unauthori
 from shortlink.ids import new_id, random_string
 from shortlink.links.platforms import host_name
 from shortlink.links.rules import refuse_invisible_characters
+from shortlink.storage import Connection, Row
 from shortlink.storage import accounts as store
 from shortlink.times import from_iso, to_iso, utcnow
 
@@ -93,7 +93,7 @@ def looks_like_key(key: str) -> bool:
     )
 
 
-def account_for(conn: sqlite3.Connection, email: str) -> sqlite3.Row:
+def account_for(conn: Connection, email: str) -> Row:
     account = store.account_by_email(conn, email)
     if account is None:
         raise NotFoundError(f"no account with e-mail {email}")
@@ -108,12 +108,12 @@ def normalise_email(email: str) -> str:
     return email
 
 
-def ensure_account(conn: sqlite3.Connection, email: str, name: str | None = None) -> sqlite3.Row:
+def ensure_account(conn: Connection, email: str, name: str | None = None) -> Row:
     """The account with this e-mail, created (with an active Pro subscription) if new."""
     return store.insert_account_with_subscription(conn, new_id("usr"), normalise_email(email), name, to_iso(utcnow()))
 
 
-def create_key(conn: sqlite3.Connection, email: str, name: str | None = None) -> CreatedKey:
+def create_key(conn: Connection, email: str, name: str | None = None) -> CreatedKey:
     """Create the account if needed (with an active Pro subscription) and a new API key."""
     validate_key_name(name)  # before the account is made: the name is the new account's too
     return issue_key(conn, ensure_account(conn, email, name), name)
@@ -127,7 +127,7 @@ def validate_key_name(name: str | None) -> None:
     refuse_invisible_characters("name", name)
 
 
-def issue_key(conn: sqlite3.Connection, account: sqlite3.Row, name: str | None) -> CreatedKey:
+def issue_key(conn: Connection, account: Row, name: str | None) -> CreatedKey:
     """A new API key of the account; the whole key exists only in the return value."""
     validate_key_name(name)
     key = KEY_PREFIX + random_string(KEY_RANDOM_LENGTH)
@@ -137,18 +137,18 @@ def issue_key(conn: sqlite3.Connection, account: sqlite3.Row, name: str | None) 
     return CreatedKey(key=key, key_id=key_id, user_id=account["public_id"], email=account["email"])
 
 
-def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
+def account_by_id(conn: Connection, account_id: int) -> Row:
     account = store.account_by_id(conn, account_id)
     if account is None:
         raise NotFoundError("no such account")
     return account
 
 
-def issue_key_for(conn: sqlite3.Connection, account_id: int, name: str | None) -> CreatedKey:
+def issue_key_for(conn: Connection, account_id: int, name: str | None) -> CreatedKey:
     return issue_key(conn, account_by_id(conn, account_id), name)
 
 
-def overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
+def overview(conn: Connection, account_id: int) -> AccountOverview:
     row = account_by_id(conn, account_id)
     return AccountOverview(
         email=row["email"],
@@ -161,7 +161,7 @@ def overview(conn: sqlite3.Connection, account_id: int) -> AccountOverview:
     )
 
 
-def revoke_key(conn: sqlite3.Connection, key_id: str, account_id: int | None = None) -> None:
+def revoke_key(conn: Connection, key_id: str, account_id: int | None = None) -> None:
     """Revoke a key (with `account_id`: only one of that account's)."""
     if not store.revoke_api_key(conn, key_id, to_iso(utcnow()), account_id):
         raise NotFoundError(f"no active key with id {key_id}")
@@ -173,7 +173,7 @@ def key_use_is_stale(principal: Principal, now: datetime) -> bool:
     return last is None or (now - from_iso(last)).total_seconds() >= KEY_USE_RESOLUTION_SECONDS
 
 
-def keys_of(conn: sqlite3.Connection, account_id: int) -> list[KeySummary]:
+def keys_of(conn: Connection, account_id: int) -> list[KeySummary]:
     return [
         KeySummary(
             row["public_id"], row["prefix"], row["name"], row["created_at"], row["revoked_at"], row["last_used_at"]
@@ -182,11 +182,11 @@ def keys_of(conn: sqlite3.Connection, account_id: int) -> list[KeySummary]:
     ]
 
 
-def list_keys(conn: sqlite3.Connection, email: str) -> list[KeySummary]:
+def list_keys(conn: Connection, email: str) -> list[KeySummary]:
     return keys_of(conn, account_for(conn, email)["id"])
 
 
-def list_accounts(conn: sqlite3.Connection) -> list[AccountSummary]:
+def list_accounts(conn: Connection) -> list[AccountSummary]:
     return [
         AccountSummary(
             id=row["public_id"],
@@ -201,11 +201,11 @@ def list_accounts(conn: sqlite3.Connection) -> list[AccountSummary]:
     ]
 
 
-def set_subscription(conn: sqlite3.Connection, email: str, active: bool) -> None:
+def set_subscription(conn: Connection, email: str, active: bool) -> None:
     store.set_subscription_active(conn, account_for(conn, email)["id"], active)
 
 
-def add_domain(conn: sqlite3.Connection, email: str, host: str) -> str:
+def add_domain(conn: Connection, email: str, host: str) -> str:
     host = host.strip().lower().rstrip(".")
     if not host or "/" in host or ":" in host.split("]")[-1].rstrip("0123456789") or " " in host:
         raise ValidationError("host", "must be a bare host name such as links.example.com")
@@ -225,7 +225,7 @@ def bearer_key(authorization: str | None) -> str:
     return key
 
 
-def authenticate(conn: sqlite3.Connection, authorization: str | None) -> Principal:
+def authenticate(conn: Connection, authorization: str | None) -> Principal:
     """The principal of a live key; 401 for a missing, malformed, unknown or revoked key."""
     key = bearer_key(authorization)
     digest = hash_key(key)

@@ -35,8 +35,8 @@ from shortlink.links import service
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
-from shortlink.storage import connect
-from shortlink.storage.database import backup, is_postgresql, sqlite_path
+from shortlink.storage import Connection, connect, is_postgresql, sqlite_path
+from shortlink.storage.sqlite import backup
 
 if TYPE_CHECKING:
     from shortlink.app.imports import Outcome
@@ -218,7 +218,7 @@ def _with_db(args: argparse.Namespace, action: Callable):
         conn.close()
 
 
-def _hosts(conn: sqlite3.Connection, config: Config) -> Hosts:
+def _hosts(conn: Connection, config: Config) -> Hosts:
     return Hosts.load(conn, config.short_host, config.links.domains)
 
 
@@ -251,7 +251,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
         raise ValidationError("--page", "must be at least 1")
     config = _config(args)
 
-    def read(conn: sqlite3.Connection):
+    def read(conn: Connection):
         account_id = accounts.account_for(conn, args.email)["id"]
         return service.list_links(conn, account_id, query, _hosts(conn, config).base_for_account(account_id))
 
@@ -261,7 +261,7 @@ def cmd_links_list(args: argparse.Namespace) -> Output:
     return {"data": found, "pagination": pagination}, f"{text}\n{footer}"
 
 
-def _owned_link(conn: sqlite3.Connection, config: Config, link_id: str) -> tuple[int, Link]:
+def _owned_link(conn: Connection, config: Config, link_id: str) -> tuple[int, Link]:
     account_id = service.owner_of(conn, link_id)
     return account_id, service.get_link(conn, account_id, link_id, _hosts(conn, config).base_for_account(account_id))
 
@@ -283,7 +283,7 @@ def _confirmed(question: str) -> bool:
 def cmd_links_delete(args: argparse.Namespace) -> Output:
     config = _config(args)
 
-    def delete(conn: sqlite3.Connection) -> Link:
+    def delete(conn: Connection) -> Link:
         account_id, link = _owned_link(conn, config, args.link_id)
         question = f"Delete {link.short_url} -> {link.original_url} and its {link.click_count} clicks?"
         if not args.yes and not _confirmed(question):
@@ -384,7 +384,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace) -> Output:
-    from shortlink.migration import migrate
+    from shortlink.move_to_postgresql import migrate
     from shortlink.storage.postgresql import describe
 
     if not is_postgresql(args.to):
@@ -470,7 +470,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
 def cmd_export(args: argparse.Namespace) -> None:
     from shortlink.app.imports import csv_lines, export_records
 
-    def write(conn: sqlite3.Connection) -> None:
+    def write(conn: Connection) -> None:
         records = export_records(conn, accounts.account_for(conn, args.email)["id"])
         if args.format == "csv":
             sys.stdout.writelines(csv_lines(records))

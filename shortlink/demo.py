@@ -134,11 +134,11 @@ def _draw(rng: random.Random, weighted: list[tuple[int, str]], count: int) -> li
 
 def _first_day_ms(now_ms: int, days: int) -> int:
     """00:00 UTC of the first of the last `days` days (today is the last): where
-    `_click_times` begins."""
+    `click_times` begins."""
     return now_ms - now_ms % DAY_MS - (days - 1) * DAY_MS
 
 
-def _click_times(rng: random.Random, now_ms: int, days: int, count: int) -> Iterator[list[int]]:
+def click_times(rng: random.Random, now_ms: int, days: int, count: int) -> Iterator[list[int]]:
     """`count` moments in the last `days` days, busier in the evening and on more
     recent days, oldest first, in lists of at most DEMO_CHUNK.
 
@@ -241,7 +241,7 @@ async def seed(
         await recorder.start()
         with progress("demo seed", clicks if targets else 0, "clicks") as recorded:
             # In chunks: ten million clicks don't fit in memory at once.
-            for times in _click_times(rng, now_ms, days, clicks if targets else 0):
+            for times in click_times(rng, now_ms, days, clicks if targets else 0):
                 if stop.requested:
                     break
                 # The recorder's own task writes while the next chunk is drawn; the queue

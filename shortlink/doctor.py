@@ -22,7 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from shortlink.config import ConfigError, LoadedConfig, load_config_with_origins, unknown_environment_names
-from shortlink.storage.database import is_postgresql, migrations, sqlite_path
+from shortlink.storage import DatabaseUnavailable, is_postgresql, sqlite_path
+from shortlink.storage.schema import postgresql_migrations, postgresql_version, sqlite_migrations
 
 # Environment variables of ours that are not settings.
 NOT_SETTINGS = {"SHORTLINK_API_KEY"}  # `shortlink mcp`'s key
@@ -163,7 +164,7 @@ def _check_file(path: Path, facts: dict[str, Any]) -> list[Finding]:
             conn.close()
     except sqlite3.Error as exc:
         return [_problem("database", f"{path} cannot be read as SQLite: {exc}", "restore it from a backup")]
-    shipped = max(number for number, _, _ in migrations())
+    shipped = max(number for number, _, _ in sqlite_migrations())
     facts.update(integrity=integrity[0] if integrity == ["ok"] else integrity, migrations_applied=applied)
     facts["migrations_shipped"] = shipped
     findings = []
@@ -202,15 +203,15 @@ def check_postgresql(url: str, facts: dict[str, Any]) -> list[Finding]:
 
     try:
         conn = postgresql.connect_read_only(url)
-    except postgresql.DatabaseUnavailable as exc:
+    except DatabaseUnavailable as exc:
         fix = "check [storage] url, that PostgreSQL is running, and that this user may connect"
         return [_problem("database", str(exc), fix)]
     try:
         facts["postgresql_version"] = conn.raw.info.server_version
-        applied = postgresql.schema_version(conn)
+        applied = postgresql_version(conn)
     finally:
         conn.close()
-    shipped = max(number for number, _, _ in postgresql.migrations())
+    shipped = max(number for number, _, _ in postgresql_migrations())
     facts.update(migrations_applied=applied, migrations_shipped=shipped)
     return _migration_findings(applied, shipped)
 

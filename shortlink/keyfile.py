@@ -14,7 +14,7 @@ import secrets
 from pathlib import Path
 
 from shortlink.config import ConfigError, StorageConfig
-from shortlink.storage.database import is_postgresql, sqlite_path
+from shortlink.storage import is_postgresql, sqlite_path
 
 FILE_NAME = "secret.key"
 MIN_KEY_BYTES = 32

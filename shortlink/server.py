@@ -20,7 +20,7 @@ from uvicorn.supervisors import Multiprocess
 from shortlink.config import Config, ConfigError
 from shortlink.sharedstate import check_redis
 from shortlink.storage import connect
-from shortlink.storage.database import stop_memory_statistics
+from shortlink.storage.sqlite import stop_memory_statistics
 from shortlink.web.accesslog import configure_access_log
 from shortlink.web.app import create_app
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
 
 import msgspec
 from argon2 import PasswordHasher
@@ -19,9 +18,9 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from shortlink import accounts
 from shortlink.errors import ErrorCode, ShortlinkError, ValidationError
+from shortlink.storage import Connection, Row, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import sessions as store
-from shortlink.storage.database import transaction
 
 MIN_PASSWORD, MAX_PASSWORD = 10, 256
 # argon2-cffi's defaults are RFC 9106's second recommendation for argon2id (64 MiB, t=3).
@@ -88,11 +87,11 @@ def csrf_matches(secret: bytes, bound_to: str, sent: str) -> bool:
     return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to).encode(), sent.encode())
 
 
-def is_expired(row: sqlite3.Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:
+def is_expired(row: Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:
     return now_ms - row["created_ms"] > max_ms or now_ms - row["seen_ms"] > idle_ms
 
 
-def set_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row:
+def set_password(conn: Connection, email: str, password_hash: str) -> Row:
     """Set the account's password (creating the account, Pro active, if new) and end
     every session it has: a changed password signs it out everywhere."""
     account = accounts.ensure_account(conn, email)
@@ -102,7 +101,7 @@ def set_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sq
     return account
 
 
-def create_account_with_password(conn: sqlite3.Connection, email: str, password_hash: str) -> sqlite3.Row:
+def create_account_with_password(conn: Connection, email: str, password_hash: str) -> Row:
     """Self sign-up: a new account with this password."""
     email = accounts.normalise_email(email)
     with transaction(conn):
@@ -114,7 +113,7 @@ def create_account_with_password(conn: sqlite3.Connection, email: str, password_
 
 
 def start_session(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     new_hash: str,
     previous_hash: str | None,

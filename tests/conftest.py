@@ -15,8 +15,8 @@ from shortlink import accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
 from shortlink.web.app import bind, create_app
-from tests.postgres_server import PostgresServer
-from tests.redis_server import RedisServer
+from throwaway.postgres_server import PostgresServer
+from throwaway.redis_server import RedisServer
 
 SHORT_HOST = "https://sho.rt"
 

@@ -19,7 +19,6 @@ computation over raw clicks alone. Figures (human clicks only):
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -27,12 +26,13 @@ from typing import Any
 
 import msgspec
 
-from shortlink.analytics.labels import UNKNOWN
 from shortlink.analytics.ranges import DAY_MS, Range, to_ms
 from shortlink.errors import NotFoundError
+from shortlink.storage import Connection
 from shortlink.storage import analytics as store
 from shortlink.storage import links as link_store
 from shortlink.storage.clicks import DIMENSIONS
+from shortlink.storage.labels import UNKNOWN
 from shortlink.times import Day, Timestamp, to_iso
 
 HOUR_MS = 3_600_000
@@ -228,7 +228,7 @@ class _Split:
 class _Period:
     """The range figures shared by both endpoints."""
 
-    def __init__(self, conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range, rollups: bool = True):
+    def __init__(self, conn: Connection, scope: store.Scope, owner: int, span: Range, rollups: bool = True):
         split = _Split(span, (lambda a, b: store.has_clicks(conn, scope, owner, a, b)) if rollups else None)
         self.whole = whole = split.whole_days
         self.by_day: Counter = Counter()
@@ -278,9 +278,7 @@ def percentage(clicks: int, total: int) -> float:
     return round(100 * clicks / total, 2) if total else 0.0
 
 
-def _fixed_windows(
-    conn: sqlite3.Connection, scope: store.Scope, owner: int, now: datetime, rollups: bool
-) -> tuple[int, ...]:
+def _fixed_windows(conn: Connection, scope: store.Scope, owner: int, now: datetime, rollups: bool) -> tuple[int, ...]:
     """All time, today, this week (from Monday) and this month, each from 00:00 UTC."""
     today = now.astimezone(UTC).date()
     starts = (None, today, today - timedelta(days=today.weekday()), today.replace(day=1))
@@ -292,7 +290,7 @@ def _fixed_windows(
     )
 
 
-def _recent(conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range) -> list[RecentClick]:
+def _recent(conn: Connection, scope: store.Scope, owner: int, span: Range) -> list[RecentClick]:
     return [
         RecentClick(
             id=f"clk_{row['id']}",
@@ -309,7 +307,7 @@ def _recent(conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Rang
 
 
 def _figures(
-    conn: sqlite3.Connection, scope: store.Scope, owner: int, span: Range, now: datetime, rollups: bool
+    conn: Connection, scope: store.Scope, owner: int, span: Range, now: datetime, rollups: bool
 ) -> tuple[dict[str, Any], _Period]:
     """The AnalyticsFigures fields of one link or account, and its period's counts (an account's
     report ranks its top links by them)."""
@@ -331,7 +329,7 @@ def _figures(
 
 
 def link_analytics(
-    conn: sqlite3.Connection, account_id: int, public_id: str, span: Range, now: datetime, rollups: bool = True
+    conn: Connection, account_id: int, public_id: str, span: Range, now: datetime, rollups: bool = True
 ) -> LinkAnalytics:
     with store.snapshot(conn):
         link = link_store.link_of_account(conn, account_id, public_id)
@@ -363,7 +361,7 @@ def link_analytics(
         )
 
 
-def _clicks_of_top_links(conn: sqlite3.Connection, account_id: int, period: _Period) -> Counter:
+def _clicks_of_top_links(conn: Connection, account_id: int, period: _Period) -> Counter:
     """Range clicks of every link that can be among the top URLs (ties included).
 
     Summing the daily rollups of every link over a long range reads links × days rows
@@ -390,7 +388,7 @@ def _clicks_of_top_links(conn: sqlite3.Connection, account_id: int, period: _Per
     return totals
 
 
-def _top_urls(conn: sqlite3.Connection, link_clicks: Counter) -> list[TopUrl]:
+def _top_urls(conn: Connection, link_clicks: Counter) -> list[TopUrl]:
     ranked = sorted((clicks for clicks in link_clicks.values() if clicks > 0), reverse=True)
     if not ranked:
         return []
@@ -412,7 +410,7 @@ def _top_urls(conn: sqlite3.Connection, link_clicks: Counter) -> list[TopUrl]:
 
 
 def account_analytics(
-    conn: sqlite3.Connection, account_id: int, span: Range, now: datetime, rollups: bool = True
+    conn: Connection, account_id: int, span: Range, now: datetime, rollups: bool = True
 ) -> AccountAnalytics:
     with store.snapshot(conn):
         figures, period = _figures(conn, store.ACCOUNT, account_id, span, now, rollups)

@@ -3,11 +3,11 @@ it, and what base URL do short links show on it"."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from shortlink.links.platforms import host_name, site_of
+from shortlink.storage import Connection
 from shortlink.storage import accounts as account_store
 
 
@@ -30,7 +30,7 @@ class Hosts:
         self.replace_custom_domains(custom_domains)
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection, short_host: str, configured_domains: Iterable[str]) -> Hosts:
+    def load(cls, conn: Connection, short_host: str, configured_domains: Iterable[str]) -> Hosts:
         return cls(short_host, configured_domains, account_store.all_domains(conn))
 
     def replace_custom_domains(self, domains: Iterable[tuple[str, int]]) -> bool:

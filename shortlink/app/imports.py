@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Literal
@@ -36,9 +35,9 @@ from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
 from shortlink.links.schema import CreateLink
 from shortlink.progress import StopRequest
+from shortlink.storage import Connection, Row, open_database, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
-from shortlink.storage import open_database, transaction
 from shortlink.storage import tags as tag_store
 from shortlink.times import from_iso, utcnow
 from shortlink.visits.classify import classify
@@ -90,7 +89,7 @@ class _Planned(msgspec.Struct):
 class _Known:
     """What the plan knows of codes: the database's, and those claimed by earlier rows."""
 
-    def __init__(self, destinations: list[sqlite3.Row], account_id: int):
+    def __init__(self, destinations: list[Row], account_id: int):
         self.account_id = account_id
         self.by_moment = {(row["original_url"], row["created_at"]): row["short_code"] for row in destinations}
         self.by_url = {row["original_url"]: row["short_code"] for row in destinations}
@@ -99,7 +98,7 @@ class _Known:
 
 
 def plan(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     rows: list[ImportRow | BadRow],
     policy: Policy,
@@ -112,7 +111,7 @@ def plan(
 
 
 def _plan_row(
-    conn: sqlite3.Connection,
+    conn: Connection,
     row: ImportRow | BadRow,
     policy: Policy,
     is_ours: Callable[[str], bool],
@@ -153,7 +152,7 @@ class _Existing(msgspec.Struct, frozen=True):
 
 
 def _code_for(
-    conn: sqlite3.Connection, row: ImportRow, policy: Policy, known: _Known
+    conn: Connection, row: ImportRow, policy: Policy, known: _Known
 ) -> tuple[str | _Existing | None, str | None, bool]:
     """(code to create with, None for a random one, or the _Existing link the row already
     is; a note for the report; whether the row is a conflict the policy refuses)."""
@@ -186,7 +185,7 @@ def _code_for(
     return None, f"code {row.code!r} {first_problem}, and so are its suffixes up to -{MAX_SUFFIX}", True
 
 
-def _taken(conn: sqlite3.Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
+def _taken(conn: Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
     """Why `code` cannot be created for `url` (None: it can), or the _Existing link it is."""
     if code.lower() in rules.RESERVED_CODES:
         return "is reserved here"
@@ -227,7 +226,7 @@ def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str |
 
 
 def apply_chunk(
-    conn: sqlite3.Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
 ) -> list[tuple[int, list[ImportedVisit]]]:
     """Create the chunk's planned links, each in its own transaction (a failure refuses its
     row only); returns (internal link id, visits) of each created link."""
@@ -353,7 +352,7 @@ def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) 
 EXPORT_PAGE = 1000
 
 
-def export_records(conn: sqlite3.Connection, account_id: int) -> Iterator[dict[str, str]]:
+def export_records(conn: Connection, account_id: int) -> Iterator[dict[str, str]]:
     """The account's links, oldest first, as generic CSV records, a page at a time."""
     after = 0
     while page := link_store.links_after(conn, account_id, after, EXPORT_PAGE):

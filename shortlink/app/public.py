@@ -18,12 +18,12 @@ from urllib.parse import urlsplit
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
 from shortlink.app.visits import VisitRequest
+from shortlink.client_address import client_bucket
 from shortlink.config import PublicConfig
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.fetcher.network import is_public_address, system_resolver
+from shortlink.fetcher.ssrf import is_public_address, system_resolver
 from shortlink.links import public, rules
 from shortlink.links.schema import CreateLink, Link
-from shortlink.network import client_bucket
 from shortlink.ratelimit import Limiter
 from shortlink.times import to_iso, utcnow
 from shortlink.visits.classify import classify

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 
 from shortlink import signin
+from shortlink.client_address import client_bucket
 from shortlink.errors import RateLimitedError
-from shortlink.network import client_bucket
 from shortlink.ratelimit import Limiter
 from shortlink.signin import SessionAccount, SignInFailed
 from shortlink.storage import Database

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
 
 from shortlink.app.hosts import Hosts
+from shortlink.client_address import Network, address_of
 from shortlink.links.rules import verify_password
-from shortlink.network import Network, address_of
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.visits import passwords, respond

@@ -6,7 +6,6 @@ application layer (`shortlink.app.bio`) runs it in one `Database.write` or `read
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ from msgspec import UNSET, UnsetType
 from shortlink.bio import rules
 from shortlink.bio.schema import BioButton, BioPage, BioStats, ButtonClicks, DayViews, SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
+from shortlink.storage import Connection, Row
 from shortlink.storage import bio as store
 from shortlink.storage import links as link_store
 from shortlink.times import from_iso, to_iso
@@ -40,20 +40,20 @@ def page_url(base: str, handle: str) -> str:
     return f"{base}/@{handle}"
 
 
-def _label(row: sqlite3.Row) -> str:
+def _label(row: Row) -> str:
     return row["button_label"] or row["title"] or urlsplit(row["original_url"]).hostname or row["original_url"]
 
 
-def _expires(row: sqlite3.Row) -> float | None:
+def _expires(row: Row) -> float | None:
     return from_iso(row["expires_at"]).timestamp() if row["expires_at"] else None
 
 
-def _is_shown(row: sqlite3.Row, now: float) -> bool:
+def _is_shown(row: Row, now: float) -> bool:
     expires = _expires(row)
     return not row["is_hidden"] and bool(row["is_active"]) and (expires is None or now < expires)
 
 
-def _to_button(row: sqlite3.Row, base: str, now: float) -> BioButton:
+def _to_button(row: Row, base: str, now: float) -> BioButton:
     return BioButton(
         link_id=row["public_id"],
         short_code=row["short_code"],
@@ -65,7 +65,7 @@ def _to_button(row: sqlite3.Row, base: str, now: float) -> BioButton:
     )
 
 
-def _to_page(conn: sqlite3.Connection, page: sqlite3.Row, base: str, now: datetime) -> BioPage:
+def _to_page(conn: Connection, page: Row, base: str, now: datetime) -> BioPage:
     return BioPage(
         handle=page["handle"],
         title=page["title"],
@@ -78,26 +78,26 @@ def _to_page(conn: sqlite3.Connection, page: sqlite3.Row, base: str, now: dateti
     )
 
 
-def _own_page(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row:
+def _own_page(conn: Connection, account_id: int) -> Row:
     page = store.page_of_account(conn, account_id)
     if page is None:
         raise NotFoundError("This account has no bio page yet")
     return page
 
 
-def _own_link(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
+def _own_link(conn: Connection, account_id: int, link_id: str) -> Row:
     link = link_store.link_of_account(conn, account_id, link_id)
     if link is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
     return link
 
 
-def get_page(conn: sqlite3.Connection, account_id: int, base: str, now: datetime) -> BioPage:
+def get_page(conn: Connection, account_id: int, base: str, now: datetime) -> BioPage:
     return _to_page(conn, _own_page(conn, account_id), base, now)
 
 
 def save_page(
-    conn: sqlite3.Connection, account_id: int, body: SavePage, base: str, now: datetime
+    conn: Connection, account_id: int, body: SavePage, base: str, now: datetime
 ) -> tuple[BioPage, str | None]:
     """Create or change the account's page; returns it and the handle it had before (None if new)."""
     fields = {
@@ -114,7 +114,7 @@ def save_page(
     return _to_page(conn, page, base, now), None if before is None else before["handle"]
 
 
-def delete_page(conn: sqlite3.Connection, account_id: int) -> str:
+def delete_page(conn: Connection, account_id: int) -> str:
     """Delete the page; returns its handle."""
     page = _own_page(conn, account_id)
     store.delete_page(conn, page["id"])
@@ -122,7 +122,7 @@ def delete_page(conn: sqlite3.Connection, account_id: int) -> str:
 
 
 def add_button(
-    conn: sqlite3.Connection, account_id: int, link_id: str, label: str | None, base: str, now: datetime
+    conn: Connection, account_id: int, link_id: str, label: str | None, base: str, now: datetime
 ) -> tuple[BioPage, str]:
     """Put an existing link of the account on its page, last; returns the page and its handle."""
     page = _own_page(conn, account_id)
@@ -137,7 +137,7 @@ def add_button(
 
 
 def update_button(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     link_id: str,
     base: str,
@@ -161,9 +161,7 @@ def update_button(
     return _to_page(conn, page, base, now), page["handle"]
 
 
-def remove_button(
-    conn: sqlite3.Connection, account_id: int, link_id: str, base: str, now: datetime
-) -> tuple[BioPage, str]:
+def remove_button(conn: Connection, account_id: int, link_id: str, base: str, now: datetime) -> tuple[BioPage, str]:
     """Take a link off the page (the link itself stays)."""
     page = _own_page(conn, account_id)
     link = _own_link(conn, account_id, link_id)
@@ -173,7 +171,7 @@ def remove_button(
 
 
 def reorder_buttons(
-    conn: sqlite3.Connection, account_id: int, link_ids: list[str], base: str, now: datetime
+    conn: Connection, account_id: int, link_ids: list[str], base: str, now: datetime
 ) -> tuple[BioPage, str]:
     """Put the buttons in the order of `link_ids`, which names each of them once."""
     page = _own_page(conn, account_id)
@@ -184,9 +182,7 @@ def reorder_buttons(
     return _to_page(conn, page, base, now), page["handle"]
 
 
-def public_view(
-    conn: sqlite3.Connection, handle: str, base_for_account: Callable[[int], str], now: float
-) -> PublicView | None:
+def public_view(conn: Connection, handle: str, base_for_account: Callable[[int], str], now: float) -> PublicView | None:
     """The published page with this handle, with the buttons a visitor may see now; None when
     there is no such published page. `base_for_account(account_id)` gives its short URL base."""
     page = store.page_by_handle(conn, handle)
@@ -209,7 +205,7 @@ def public_view(
     )
 
 
-def stats(conn: sqlite3.Connection, account_id: int, first_day: date, last_day: date) -> BioStats:
+def stats(conn: Connection, account_id: int, first_day: date, last_day: date) -> BioStats:
     """Views per day (zeros included) and clicks per button that came through the page."""
     page = _own_page(conn, account_id)
     first, last = first_day.isoformat(), last_day.isoformat()

@@ -14,10 +14,10 @@ from litestar.static_files import create_static_files_router
 from shortlink.dashboard.account import AccountPage
 from shortlink.dashboard.analytics import AnalyticsPages
 from shortlink.dashboard.bio import BioPages
+from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.links import LinkPages
-from shortlink.dashboard.pages import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
-from shortlink.dashboard.session import check_csrf
+from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
 from shortlink.web.errors import NOSNIFF
 

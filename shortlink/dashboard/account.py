@@ -5,12 +5,12 @@ from __future__ import annotations
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 
-from shortlink.dashboard.pages import page
-from shortlink.dashboard.session import SignedInController, client_address
+from shortlink.dashboard.guard import SignedInController, client_address
+from shortlink.dashboard.render import page
 from shortlink.dashboard.signin import signed_in
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.services import Services
 from shortlink.signin import SessionAccount, SignInFailed
+from shortlink.wiring import Services
 
 
 class AccountPage(SignedInController):

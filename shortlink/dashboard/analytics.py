@@ -10,12 +10,12 @@ from litestar.params import FromPath
 
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import BREAKDOWN_LABELS, AnalyticsFigures
-from shortlink.dashboard.pages import page
-from shortlink.dashboard.session import SignedInController
+from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.render import page
 from shortlink.errors import ValidationError
-from shortlink.services import Services
 from shortlink.signin import SessionAccount
 from shortlink.times import utcnow
+from shortlink.wiring import Services
 
 PRESETS = (7, 30, 90, 365)
 BREAKDOWN_TITLES = {

@@ -19,12 +19,12 @@ from shortlink.bio.schema import BioButton, BioPage
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import PRESETS
 from shortlink.dashboard.charts import percent_text
-from shortlink.dashboard.pages import page, see_other
-from shortlink.dashboard.session import SignedInController
+from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import LinkFilter
-from shortlink.services import Services
 from shortlink.signin import SessionAccount
+from shortlink.wiring import Services
 
 DONE = {
     "saved": "The page was saved.",

@@ -7,11 +7,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from shortlink.dashboard.forms import text
-from shortlink.dashboard.pages import page, see_other
-from shortlink.dashboard.session import SignedInController
+from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.render import page, see_other
 from shortlink.errors import NotFoundError, ValidationError
-from shortlink.services import Services
 from shortlink.signin import SessionAccount
+from shortlink.wiring import Services
 
 
 class KeyPages(SignedInController):

@@ -8,13 +8,13 @@ from litestar.params import FromPath
 
 from shortlink import qr
 from shortlink.dashboard import forms
-from shortlink.dashboard.pages import page, see_other
-from shortlink.dashboard.session import SignedInController, provide_session
+from shortlink.dashboard.guard import SignedInController, provide_session
+from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import LinkFilter, UpdateLink
-from shortlink.services import Services
 from shortlink.signin import SessionAccount
+from shortlink.wiring import Services
 
 PAGE_SIZE = 20
 ACTIVE_CHOICES = {"": None, "active": True, "paused": False}

@@ -5,9 +5,7 @@ from __future__ import annotations
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 
-from shortlink.dashboard.links import links_page
-from shortlink.dashboard.pages import page, see_other
-from shortlink.dashboard.session import (
+from shortlink.dashboard.guard import (
     FORM_COOKIE,
     SESSION_COOKIE,
     client_address,
@@ -16,10 +14,12 @@ from shortlink.dashboard.session import (
     load_session,
     services_of,
 )
+from shortlink.dashboard.links import links_page
+from shortlink.dashboard.render import page, see_other
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.services import Services
 from shortlink.signin import SignInFailed
 from shortlink.web.public import public_home
+from shortlink.wiring import Services
 
 FORM_COOKIE_SECONDS = 3600
 

@@ -17,7 +17,8 @@ from collections.abc import Callable, Collection
 import httpx
 
 from shortlink.config import FetcherConfig
-from shortlink.fetcher.network import (
+from shortlink.fetcher.page import parse_preview
+from shortlink.fetcher.ssrf import (
     FetchError,
     IPAddress,
     OwnService,
@@ -28,7 +29,6 @@ from shortlink.fetcher.network import (
     own_host_entries,
     system_resolver,
 )
-from shortlink.fetcher.page import parse_preview
 from shortlink.storage import Database
 from shortlink.storage import fetches as store
 

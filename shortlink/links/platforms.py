@@ -25,9 +25,9 @@ class Platform(str, enum.Enum):
 
 
 # Exact hosts (after normalising and dropping "www.") for each platform. Only a
-# host equal to one of these, or a subdomain of the ones in _WITH_SUBDOMAINS,
+# host equal to one of these, or a subdomain of the ones in WITH_SUBDOMAINS,
 # matches: "youtube.com.evil.io" ends in ".evil.io" and is OTHER.
-_HOSTS: dict[str, Platform] = {
+PLATFORM_OF_HOST: dict[str, Platform] = {
     "youtube.com": Platform.YOUTUBE,
     "youtu.be": Platform.YOUTUBE,
     "youtube-nocookie.com": Platform.YOUTUBE,
@@ -55,7 +55,7 @@ _HOSTS: dict[str, Platform] = {
 }
 # Platforms whose every subdomain is the same service (m.youtube.com, music.youtube.com,
 # m.facebook.com, old.reddit.com, uk.linkedin.com, mobile.twitter.com, ...).
-_WITH_SUBDOMAINS = (
+WITH_SUBDOMAINS = (
     "youtube.com",
     "facebook.com",
     "instagram.com",
@@ -135,9 +135,9 @@ def detect_platform(url: str, is_ours: Callable[[str], bool] = lambda host: Fals
         return Platform.OTHER
     if is_ours(host):
         return Platform.SHORTLINK
-    if host in _HOSTS:
-        return _HOSTS[host]
-    for base in _WITH_SUBDOMAINS:
+    if host in PLATFORM_OF_HOST:
+        return PLATFORM_OF_HOST[host]
+    for base in WITH_SUBDOMAINS:
         if host.endswith("." + base):
-            return _HOSTS[base]
+            return PLATFORM_OF_HOST[base]
     return Platform.AMAZON if _is_amazon(host) else Platform.OTHER

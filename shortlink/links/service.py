@@ -8,7 +8,6 @@ tests call it directly.
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -19,13 +18,14 @@ from shortlink.ids import new_id
 from shortlink.links import public, rules
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
+from shortlink.storage import Connection, Row
 from shortlink.storage import links as store
 from shortlink.times import day_of, to_iso
 
 RANDOM_CODE_ATTEMPTS = 8
 
 
-def to_link(row: sqlite3.Row, base: str) -> Link:
+def to_link(row: Row, base: str) -> Link:
     return Link(
         id=row["public_id"],
         short_code=row["short_code"],
@@ -48,7 +48,7 @@ def to_link(row: sqlite3.Row, base: str) -> Link:
 
 
 def create_link(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     body: CreateLink,
     *,
@@ -124,11 +124,11 @@ def check_new_link(body: CreateLink, is_ours: Callable[[str], bool], blocked: fr
         rules.validate_password(body.password)
 
 
-def get_link(conn: sqlite3.Connection, account_id: int, link_id: str, base: str) -> Link:
+def get_link(conn: Connection, account_id: int, link_id: str, base: str) -> Link:
     return to_link(owned_row(conn, account_id, link_id), base)
 
 
-def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
+def owner_of(conn: Connection, link_id: str) -> int:
     """The account a link belongs to, for operators (the CLI), who act for every account."""
     account_id = store.account_of_link(conn, link_id)
     if account_id is None:
@@ -136,16 +136,14 @@ def owner_of(conn: sqlite3.Connection, link_id: str) -> int:
     return account_id
 
 
-def owned_row(conn: sqlite3.Connection, account_id: int, link_id: str) -> sqlite3.Row:
+def owned_row(conn: Connection, account_id: int, link_id: str) -> Row:
     row = store.link_of_account(conn, account_id, link_id)
     if row is None:
         raise NotFoundError(f"No link with id {link_id} in this account")
     return row
 
 
-def list_links(
-    conn: sqlite3.Connection, account_id: int, query: LinkFilter, base: str
-) -> tuple[list[Link], Pagination]:
+def list_links(conn: Connection, account_id: int, query: LinkFilter, base: str) -> tuple[list[Link], Pagination]:
     rows, total = store.list_links(
         conn,
         account_id,
@@ -163,7 +161,7 @@ def list_links(
 
 
 def update_link(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     link_id: str,
     patch: UpdateLink,
@@ -199,12 +197,12 @@ def _later_than(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(milliseconds=1)
 
 
-def delete_link(conn: sqlite3.Connection, account_id: int, link_id: str) -> str:
+def delete_link(conn: Connection, account_id: int, link_id: str) -> str:
     """Delete the link with its clicks and rollups; returns its short code."""
     row = owned_row(conn, account_id, link_id)
     store.delete_link(conn, row["id"])
     return row["short_code"]
 
 
-def created_today(conn: sqlite3.Connection, account_id: int, now: datetime) -> int:
+def created_today(conn: Connection, account_id: int, now: datetime) -> int:
     return store.links_created_on(conn, account_id, day_of(now))

@@ -8,7 +8,6 @@ given without a colour takes the one the account already uses for that name.
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Annotated
 
 import msgspec
@@ -16,6 +15,7 @@ from msgspec import Meta
 
 from shortlink.errors import ValidationError
 from shortlink.links import rules, service
+from shortlink.storage import Connection
 from shortlink.storage import tags as store
 
 MAX_TAGS_PER_LINK = 20
@@ -90,20 +90,20 @@ def validated(tags: list[TagInput]) -> list[TagInput]:
     return checked
 
 
-def link_tags(conn: sqlite3.Connection, account_id: int, link_id: str) -> LinkTags:
+def link_tags(conn: Connection, account_id: int, link_id: str) -> LinkTags:
     row = service.owned_row(conn, account_id, link_id)
     pairs = store.tags_of_links(conn, [row["id"]]).get(row["id"], [])
     return LinkTags(link_id=link_id, tags=[Tag(name, colour) for name, colour in pairs])
 
 
-def set_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:
+def set_link_tags(conn: Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:
     """Replace the link's tags; returns them as stored."""
     row = service.owned_row(conn, account_id, link_id)
     store_tags(conn, account_id, row["id"], validated(tags))
     return link_tags(conn, account_id, link_id)
 
 
-def store_tags(conn: sqlite3.Connection, account_id: int, row_id: int, tags: list[TagInput]) -> None:
+def store_tags(conn: Connection, account_id: int, row_id: int, tags: list[TagInput]) -> None:
     """Tags already `validated`, on the link with internal id `row_id`; a missing colour is
     the account's for that name, else the default."""
     known = store.colours_of(conn, account_id, [tag.name for tag in tags if tag.colour is None])
@@ -111,7 +111,7 @@ def store_tags(conn: sqlite3.Connection, account_id: int, row_id: int, tags: lis
     store.replace_link_tags(conn, row_id, account_id, pairs)
 
 
-def add_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:
+def add_link_tags(conn: Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:
     """The link keeps its tags and gains these (a colour given replaces the name's)."""
     given = {tag.name.strip(): tag for tag in tags}
     kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
@@ -119,7 +119,7 @@ def add_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, tags:
     return set_link_tags(conn, account_id, link_id, merged)
 
 
-def remove_link_tags(conn: sqlite3.Connection, account_id: int, link_id: str, names: list[str]) -> LinkTags:
+def remove_link_tags(conn: Connection, account_id: int, link_id: str, names: list[str]) -> LinkTags:
     gone = {name.strip() for name in names}
     kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
     return set_link_tags(conn, account_id, link_id, [tag for tag in kept if tag.name not in gone])

@@ -34,9 +34,9 @@ from pydantic import ValidationError
 from shortlink.accounts import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
 from shortlink.mcp.tools import build_server
-from shortlink.services import Services
 from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes
+from shortlink.wiring import Services
 
 PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")

@@ -23,7 +23,7 @@ from shortlink.config import Config
 from shortlink.errors import ShortlinkError
 from shortlink.mcp.http import PATH
 from shortlink.mcp.tools import build_server
-from shortlink.services import Services
+from shortlink.wiring import Services
 
 
 def endpoint(url: str) -> str:

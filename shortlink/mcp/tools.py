@@ -32,7 +32,7 @@ from shortlink.links.bulk import BulkCreateLinks, BulkCreateResponse
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import CreateLink, DeletedLink, Link, LinkFilter, LinkListResponse, UpdateLink
 from shortlink.mcp.schemas import object_schema
-from shortlink.services import Services
+from shortlink.wiring import Services
 
 log = logging.getLogger("shortlink")
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
-
-from shortlink.storage.database import on_postgres, transaction
+from shortlink.storage.base import Connection, Row, on_postgres, transaction
 
 
-def account_by_email(conn: sqlite3.Connection, email: str) -> sqlite3.Row | None:
+def account_by_email(conn: Connection, email: str) -> Row | None:
     return conn.execute("SELECT * FROM accounts WHERE email = ?", (email,)).fetchone()
 
 
 def insert_account_with_subscription(
-    conn: sqlite3.Connection, public_id: str, email: str, name: str | None, created_at: str
-) -> sqlite3.Row:
+    conn: Connection, public_id: str, email: str, name: str | None, created_at: str
+) -> Row:
     """Create the account with an active subscription, or return the existing one."""
     with transaction(conn):
         conn.execute(
@@ -30,7 +28,7 @@ def insert_account_with_subscription(
     return account
 
 
-def all_accounts(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+def all_accounts(conn: Connection) -> list[Row]:
     """Every account with its subscription state and how many live keys and links it has."""
     return conn.execute(
         "SELECT a.public_id, a.email, a.name, a.created_at, coalesce(s.is_active, 0) AS subscription_active,"
@@ -40,7 +38,7 @@ def all_accounts(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def set_subscription_active(conn: sqlite3.Connection, account_id: int, active: bool) -> None:
+def set_subscription_active(conn: Connection, account_id: int, active: bool) -> None:
     conn.execute(
         "INSERT INTO subscriptions (account_id, is_active) VALUES (?, ?)"
         " ON CONFLICT (account_id) DO UPDATE SET is_active = excluded.is_active",
@@ -49,7 +47,7 @@ def set_subscription_active(conn: sqlite3.Connection, account_id: int, active: b
 
 
 def insert_api_key(
-    conn: sqlite3.Connection,
+    conn: Connection,
     public_id: str,
     account_id: int,
     prefix: str,
@@ -63,7 +61,7 @@ def insert_api_key(
     )
 
 
-def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str, account_id: int | None = None) -> bool:
+def revoke_api_key(conn: Connection, public_id: str, revoked_at: str, account_id: int | None = None) -> bool:
     """Revoke a live key; with `account_id`, only a key of that account (the dashboard's
     revocation never reaches another account's key)."""
     cursor = conn.execute(
@@ -74,7 +72,7 @@ def revoke_api_key(conn: sqlite3.Connection, public_id: str, revoked_at: str, ac
     return cursor.rowcount == 1
 
 
-def api_keys_of(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
+def api_keys_of(conn: Connection, account_id: int) -> list[Row]:
     return conn.execute(
         "SELECT public_id, prefix, name, created_at, revoked_at, last_used_at FROM api_keys"
         " WHERE account_id = ? ORDER BY id",
@@ -82,11 +80,11 @@ def api_keys_of(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def touch_api_key(conn: sqlite3.Connection, key_id: int, used_at: str) -> None:
+def touch_api_key(conn: Connection, key_id: int, used_at: str) -> None:
     conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (used_at, key_id))
 
 
-def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row | None:
+def account_by_id(conn: Connection, account_id: int) -> Row | None:
     """The account and its subscription state."""
     return conn.execute(
         "SELECT a.*, coalesce(s.is_active, 0) AS subscription_active, s.current_period_end,"
@@ -96,12 +94,12 @@ def account_by_id(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row | No
     ).fetchone()
 
 
-def domains_of(conn: sqlite3.Connection, account_id: int) -> list[str]:
+def domains_of(conn: Connection, account_id: int) -> list[str]:
     rows = conn.execute("SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host", (account_id,))
     return [row["host"] for row in rows]
 
 
-def principal_by_key_hash(conn: sqlite3.Connection, key_hash: str) -> sqlite3.Row | None:
+def principal_by_key_hash(conn: Connection, key_hash: str) -> Row | None:
     """The live key with this hash, its account and subscription; None if unknown or revoked."""
     return conn.execute(
         """
@@ -118,7 +116,7 @@ def principal_by_key_hash(conn: sqlite3.Connection, key_hash: str) -> sqlite3.Ro
     ).fetchone()
 
 
-def insert_domain(conn: sqlite3.Connection, host: str, account_id: int, created_at: str) -> bool:
+def insert_domain(conn: Connection, host: str, account_id: int, created_at: str) -> bool:
     """Connect a host to an account; False when another account already has it."""
     with transaction(conn):
         owner = conn.execute("SELECT account_id FROM domains WHERE host = ?", (host,)).fetchone()
@@ -131,14 +129,14 @@ def insert_domain(conn: sqlite3.Connection, host: str, account_id: int, created_
     return True
 
 
-def all_domains(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+def all_domains(conn: Connection) -> list[tuple[str, int]]:
     """Every connected custom domain (lower-case host) and its account id, each account's
     first-connected domain first."""
     rows = conn.execute("SELECT host, account_id FROM domains ORDER BY created_at, host")
     return [(row["host"].lower(), row["account_id"]) for row in rows]
 
 
-def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
+def setting(conn: Connection, name: str, default_factory) -> str:
     """A server-wide setting, created once (first writer wins across processes)."""
     row = conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
     if row is not None:
@@ -149,7 +147,7 @@ def setting(conn: sqlite3.Connection, name: str, default_factory) -> str:
     return conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()["value"]
 
 
-def data_version(conn: sqlite3.Connection) -> int:
+def data_version(conn: Connection) -> int:
     """Changes when another connection (e.g. the CLI) commits to the file. On PostgreSQL,
     a counter that every commit changing links or domains raises, this process's too
     (its triggers are in migration 0006)."""
@@ -158,5 +156,5 @@ def data_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA data_version").fetchone()[0]
 
 
-def ping(conn: sqlite3.Connection) -> bool:
+def ping(conn: Connection) -> bool:
     return conn.execute("SELECT 1").fetchone()[0] == 1

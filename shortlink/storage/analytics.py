@@ -7,13 +7,12 @@ milliseconds, ranges inclusive at both ends; days are 'YYYY-MM-DD' UTC text.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from shortlink.storage.base import Connection, Row, on_postgres
 from shortlink.storage.clicks import DIMENSIONS
-from shortlink.storage.database import on_postgres
 
 
 class Scope(NamedTuple):
@@ -27,7 +26,7 @@ ACCOUNT = Scope("account_id", "account_days", "account_dimensions")
 
 
 @contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+def snapshot(conn: Connection) -> Iterator[None]:
     """One read transaction: all the queries of an answer see the same data (on
     PostgreSQL that takes REPEATABLE READ: its default gives each statement its own)."""
     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if on_postgres(conn) else "BEGIN")
@@ -37,9 +36,7 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("COMMIT")
 
 
-def day_rows(
-    conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str, last_day: str
-) -> list[tuple[str, int, int]]:
+def day_rows(conn: Connection, scope: Scope, owner: int, first_day: str, last_day: str) -> list[tuple[str, int, int]]:
     """(day, clicks, visitors) of the whole days from first_day to last_day."""
     return conn.execute(
         f"SELECT day, clicks, visitors FROM {scope.days} WHERE {scope.column} = ? AND day BETWEEN ? AND ?",
@@ -47,7 +44,7 @@ def day_rows(
     ).fetchall()
 
 
-def clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: str) -> int:
+def clicks_since(conn: Connection, scope: Scope, owner: int, first_day: str) -> int:
     """Human clicks of the days from first_day on (all days when first_day is '')."""
     return conn.execute(
         f"SELECT coalesce(sum(clicks), 0) FROM {scope.days} WHERE {scope.column} = ? AND day >= ?", (owner, first_day)
@@ -55,7 +52,7 @@ def clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, first_day: 
 
 
 def dimension_totals(
-    conn: sqlite3.Connection, scope: Scope, owner: int, dimension: int, first_day: str, last_day: str
+    conn: Connection, scope: Scope, owner: int, dimension: int, first_day: str, last_day: str
 ) -> list[tuple[str, int]]:
     return conn.execute(
         f"SELECT value, sum(clicks) FROM {scope.dimensions} WHERE {scope.column} = ? AND dimension = ?"
@@ -64,7 +61,7 @@ def dimension_totals(
     ).fetchall()
 
 
-def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str, last_day: str) -> list[tuple[int, int]]:
+def link_totals(conn: Connection, account_id: int, first_day: str, last_day: str) -> list[tuple[int, int]]:
     """(link id, human clicks) of the account's links over whole days."""
     return conn.execute(
         "SELECT link_id, sum(clicks) FROM link_days WHERE account_id = ? AND day BETWEEN ? AND ? GROUP BY link_id",
@@ -72,23 +69,21 @@ def link_totals(conn: sqlite3.Connection, account_id: int, first_day: str, last_
     ).fetchall()
 
 
-def links_by_all_time_clicks(conn: sqlite3.Connection, account_id: int, limit: int) -> list[tuple[int, int]]:
+def links_by_all_time_clicks(conn: Connection, account_id: int, limit: int) -> list[tuple[int, int]]:
     """(link id, clicks ever, bots included) of the account's most clicked links."""
     return conn.execute(
         "SELECT id, click_count FROM links WHERE account_id = ? ORDER BY click_count DESC LIMIT ?", (account_id, limit)
     ).fetchall()
 
 
-def link_clicks_between(conn: sqlite3.Connection, link_id: int, first_day: str, last_day: str) -> int:
+def link_clicks_between(conn: Connection, link_id: int, first_day: str, last_day: str) -> int:
     return conn.execute(
         "SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
         (link_id, first_day, last_day),
     ).fetchone()[0]
 
 
-def raw_counts(
-    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int
-) -> list[tuple[str, Any, int]]:
+def raw_counts(conn: Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> list[tuple[str, Any, int]]:
     """Every figure of the human clicks between two moments, from raw clicks, as
     (kind, value, clicks) rows: kind "day" (value: day number since the epoch), "link"
     (value: links.id), each of DIMENSIONS, and "visitors" (distinct per day, summed).
@@ -115,7 +110,7 @@ def raw_counts(
     return rows
 
 
-def has_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> bool:
+def has_clicks(conn: Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> bool:
     """Whether any click, bots included, falls between two moments (one index probe)."""
     return (
         conn.execute(
@@ -126,15 +121,13 @@ def has_clicks(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int
     )
 
 
-def raw_clicks_since(conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int) -> int:
+def raw_clicks_since(conn: Connection, scope: Scope, owner: int, start_ms: int) -> int:
     return conn.execute(
         f"SELECT count(*) FROM clicks WHERE {scope.column} = ? AND ts >= ? AND is_bot = 0", (owner, start_ms)
     ).fetchone()[0]
 
 
-def hourly_clicks(
-    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int
-) -> list[tuple[int, int]]:
+def hourly_clicks(conn: Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
     """(hour number since the epoch, human clicks) between two moments."""
     return conn.execute(
         f"SELECT ts / 3600000 AS hour, count(*) FROM clicks WHERE {scope.column} = ?"
@@ -143,9 +136,7 @@ def hourly_clicks(
     ).fetchall()
 
 
-def recent_clicks(
-    conn: sqlite3.Connection, scope: Scope, owner: int, start_ms: int, end_ms: int, limit: int
-) -> list[sqlite3.Row]:
+def recent_clicks(conn: Connection, scope: Scope, owner: int, start_ms: int, end_ms: int, limit: int) -> list[Row]:
     """The newest human clicks between two moments, with their link's short code."""
     return conn.execute(
         f"SELECT c.id, l.short_code, c.device, c.browser, c.os, c.country, c.user_agent, c.ts"
@@ -155,7 +146,7 @@ def recent_clicks(
     ).fetchall()
 
 
-def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tuple[int, int]:
+def link_counts(conn: Connection, account_id: int, now_iso: str) -> tuple[int, int]:
     """(links, active links) of the account; active = not paused and not expired."""
     row = conn.execute(
         "SELECT count(*), count(*) FILTER (WHERE is_active = 1 AND (expires_at IS NULL OR expires_at > ?))"
@@ -165,8 +156,8 @@ def link_counts(conn: sqlite3.Connection, account_id: int, now_iso: str) -> tupl
     return row[0], row[1]
 
 
-def links_by_id(conn: sqlite3.Connection, link_ids: list[int]) -> dict[int, sqlite3.Row]:
-    found: dict[int, sqlite3.Row] = {}
+def links_by_id(conn: Connection, link_ids: list[int]) -> dict[int, Row]:
+    found: dict[int, Row] = {}
     for start in range(0, len(link_ids), 500):  # stay under SQLite's bound-parameter limit
         chunk = link_ids[start : start + 500]
         marks = ",".join("?" * len(chunk))

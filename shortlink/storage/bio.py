@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from shortlink.storage.database import on_postgres, transaction
+from shortlink.storage.base import Connection, Row, on_postgres, transaction
 
 REFERRER_DIMENSION = 5  # link_dimensions.dimension of the referrer label (storage.clicks.DIMENSIONS)
 
@@ -15,15 +14,15 @@ class HandleTaken(Exception):
     """Another account's page has this handle."""
 
 
-def page_of_account(conn: sqlite3.Connection, account_id: int) -> sqlite3.Row | None:
+def page_of_account(conn: Connection, account_id: int) -> Row | None:
     return conn.execute("SELECT * FROM bio_pages WHERE account_id = ?", (account_id,)).fetchone()
 
 
-def page_by_handle(conn: sqlite3.Connection, handle: str) -> sqlite3.Row | None:
+def page_by_handle(conn: Connection, handle: str) -> Row | None:
     return conn.execute("SELECT * FROM bio_pages WHERE handle = ?", (handle,)).fetchone()
 
 
-def save_page(conn: sqlite3.Connection, account_id: int, fields: dict[str, Any], now: str) -> sqlite3.Row:
+def save_page(conn: Connection, account_id: int, fields: dict[str, Any], now: str) -> Row:
     """Create the account's page or change it; raises HandleTaken (the UNIQUE index decides)."""
     with transaction(conn):
         try:
@@ -43,13 +42,13 @@ def save_page(conn: sqlite3.Connection, account_id: int, fields: dict[str, Any],
     return row
 
 
-def delete_page(conn: sqlite3.Connection, page_id: int) -> None:
+def delete_page(conn: Connection, page_id: int) -> None:
     """The page, its buttons and its view counts go together (ON DELETE CASCADE)."""
     with transaction(conn):
         conn.execute("DELETE FROM bio_pages WHERE id = ?", (page_id,))
 
 
-def buttons(conn: sqlite3.Connection, page_id: int) -> list[sqlite3.Row]:
+def buttons(conn: Connection, page_id: int) -> list[Row]:
     """The page's buttons in order, each with its link's columns."""
     return conn.execute(
         "SELECT b.position, b.label AS button_label, b.is_hidden, l.* FROM bio_buttons b"
@@ -58,7 +57,7 @@ def buttons(conn: sqlite3.Connection, page_id: int) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def add_button(conn: sqlite3.Connection, page_id: int, link_id: int, label: str | None) -> None:
+def add_button(conn: Connection, page_id: int, link_id: int, label: str | None) -> None:
     """Append a button after the last one; raises the connection's IntegrityError when the link
     already has one."""
     with transaction(conn):
@@ -69,7 +68,7 @@ def add_button(conn: sqlite3.Connection, page_id: int, link_id: int, label: str 
         )
 
 
-def update_button(conn: sqlite3.Connection, page_id: int, link_id: int, changes: dict[str, Any]) -> bool:
+def update_button(conn: Connection, page_id: int, link_id: int, changes: dict[str, Any]) -> bool:
     """Change a button's label or hidden flag; False when the link has no button."""
     assignments = ", ".join(f"{column} = ?" for column in changes)
     with transaction(conn):
@@ -80,13 +79,13 @@ def update_button(conn: sqlite3.Connection, page_id: int, link_id: int, changes:
     return cursor.rowcount == 1
 
 
-def remove_button(conn: sqlite3.Connection, page_id: int, link_id: int) -> bool:
+def remove_button(conn: Connection, page_id: int, link_id: int) -> bool:
     with transaction(conn):
         cursor = conn.execute("DELETE FROM bio_buttons WHERE page_id = ? AND link_id = ?", (page_id, link_id))
     return cursor.rowcount == 1
 
 
-def reorder_buttons(conn: sqlite3.Connection, page_id: int, link_ids: list[int]) -> None:
+def reorder_buttons(conn: Connection, page_id: int, link_ids: list[int]) -> None:
     """Positions 0, 1, 2… in the order given (which holds every button of the page)."""
     with transaction(conn):
         conn.executemany(
@@ -95,7 +94,7 @@ def reorder_buttons(conn: sqlite3.Connection, page_id: int, link_ids: list[int])
         )
 
 
-def add_views(conn: sqlite3.Connection, counts: Iterable[tuple[int, str, int]]) -> None:
+def add_views(conn: Connection, counts: Iterable[tuple[int, str, int]]) -> None:
     """Add (page id, day, views) counts; pages deleted meanwhile are skipped."""
     with transaction(conn):
         conn.executemany(
@@ -106,7 +105,7 @@ def add_views(conn: sqlite3.Connection, counts: Iterable[tuple[int, str, int]]) 
         )
 
 
-def views_by_day(conn: sqlite3.Connection, page_id: int, first_day: str, last_day: str) -> dict[str, int]:
+def views_by_day(conn: Connection, page_id: int, first_day: str, last_day: str) -> dict[str, int]:
     rows = conn.execute(
         "SELECT day, views FROM bio_page_days WHERE page_id = ? AND day BETWEEN ? AND ?",
         (page_id, first_day, last_day),
@@ -114,9 +113,7 @@ def views_by_day(conn: sqlite3.Connection, page_id: int, first_day: str, last_da
     return dict(rows.fetchall())
 
 
-def clicks_from_page(
-    conn: sqlite3.Connection, page_id: int, handle: str, first_day: str, last_day: str
-) -> dict[int, int]:
+def clicks_from_page(conn: Connection, page_id: int, handle: str, first_day: str, last_day: str) -> dict[int, int]:
     """Human clicks per button link whose referrer label is this page ("<host>/@<handle>", any
     host of ours), from the daily rollups."""
     if on_postgres(conn):  # a handle may hold "_", LIKE's one-character wildcard

@@ -24,12 +24,12 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from shortlink.analytics.labels import UNKNOWN
-from shortlink.storage.database import on_postgres, transaction
+from shortlink.storage.base import Connection, on_postgres, transaction
+from shortlink.storage.labels import UNKNOWN
 
 # The dimensions of link_dimensions / account_dimensions, coded 1, 2, ... in this order.
 DIMENSIONS = ("device", "browser", "os", "country", "referrer", "campaign")
-# Per dimension, the label whose rows are not stored (analytics.labels): a click of a
+# Per dimension, the label whose rows are not stored (storage.labels): a click of a
 # sparse link would otherwise add a row per dimension to the writer's busiest tables.
 UNSTORED = tuple(UNKNOWN[name] for name in DIMENSIONS)
 # pg_advisory_xact_lock key that click batches take on PostgreSQL.
@@ -73,7 +73,7 @@ def _json_rows(postgres: bool, source: str = "?") -> str:
     return f"json_each({source}) AS j"
 
 
-def delete_raw_clicks_before(conn: sqlite3.Connection, ts_ms: int, limit: int) -> int:
+def delete_raw_clicks_before(conn: Connection, ts_ms: int, limit: int) -> int:
     """Delete up to `limit` raw clicks older than `ts_ms`, the oldest rows first; returns
     how many. The rollups, written with them, keep their history."""
     with transaction(conn):
@@ -149,7 +149,7 @@ def _counting(b: str) -> list[str]:
     ]
 
 
-def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
+def write_batch(conn: Connection, batch: str) -> set[int]:
     """Store a batch (`encode_batch`) in one transaction: raw rows, link counters and every
     rollup, aggregated here in SQL. If some of its links were deleted meanwhile, store
     nothing and return their ids (the caller drops their clicks and retries)."""
@@ -166,7 +166,7 @@ def write_batch(conn: sqlite3.Connection, batch: str) -> set[int]:
     return set()
 
 
-def _deleted_links(conn: sqlite3.Connection, batch: str) -> set[int]:
+def _deleted_links(conn: Connection, batch: str) -> set[int]:
     postgres = on_postgres(conn)
     link_id = _columns(postgres, "bigint")
     rows = conn.execute(
@@ -210,7 +210,7 @@ def _sqlite_batch_writer() -> tuple[str, ...]:
 _SQLITE_BATCH_WRITER = _sqlite_batch_writer()
 
 
-def _write_batch_postgres(conn: sqlite3.Connection, batch: str) -> set[int]:
+def _write_batch_postgres(conn: Connection, batch: str) -> set[int]:
     """The same statements, each reading the batch parameter (PostgreSQL parses JSON
     cheaply, and a temporary table there would be a catalogue change per connection)."""
     with transaction(conn):

@@ -9,10 +9,11 @@ copying session says so (PostgreSQL's migration 0006, `copying()`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
-from shortlink.storage.postgresql import PostgresConnection, value
+from shortlink.storage.base import Connection
+from shortlink.storage.postgresql import PostgresConnection
+from shortlink.storage.schema import value
 
 # Every table, parents before the tables that refer to them.
 TABLES = (
@@ -42,7 +43,7 @@ TABLES = (
 IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages", "dashboard_sessions")
 
 
-def row_count(conn: sqlite3.Connection, table: str) -> int:
+def row_count(conn: Connection, table: str) -> int:
     return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
@@ -56,11 +57,11 @@ def columns_of(target: PostgresConnection, table: str) -> list[str]:
 
 
 def is_empty(target: PostgresConnection) -> bool:
-    return all(row_count(target, table) == 0 for table in TABLES)  # type: ignore[arg-type]
+    return all(row_count(target, table) == 0 for table in TABLES)
 
 
 def copy_all(
-    source: sqlite3.Connection,
+    source: Connection,
     target: PostgresConnection,
     batch_rows: int,
     copied: Callable[[str, int], None],
@@ -84,7 +85,7 @@ def copy_all(
         target.execute("UPDATE data_changes SET version = version + 1")
 
 
-def _continue_sequences(source: sqlite3.Connection, target: PostgresConnection) -> None:
+def _continue_sequences(source: Connection, target: PostgresConnection) -> None:
     """Each identity sequence goes on after the highest id copied; for links, after the
     highest id SQLite ever gave (its high-water mark), so no deleted link's id comes back."""
     for table in IDENTITY_TABLES:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import NamedTuple
 
-from shortlink.storage.database import on_postgres, transaction
+from shortlink.storage.base import Connection, on_postgres, transaction
 
 
 class DueFetch(NamedTuple):
@@ -15,7 +14,7 @@ class DueFetch(NamedTuple):
     attempts: int  # made so far
 
 
-def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int, lease_ms: int) -> tuple[list[DueFetch], int | None]:
+def claim_due(conn: Connection, now_ms: int, limit: int, lease_ms: int) -> tuple[list[DueFetch], int | None]:
     """Up to `limit` due fetches, each pushed `lease_ms` into the
     future so it is not handed out twice while in flight (and is retried after
     the lease if the process dies mid-fetch). Also returns when the next of
@@ -38,7 +37,7 @@ def claim_due(conn: sqlite3.Connection, now_ms: int, limit: int, lease_ms: int) 
 
 
 def save_preview(
-    conn: sqlite3.Connection, link_id: int, title: str | None, description: str | None, og_image: str | None
+    conn: Connection, link_id: int, title: str | None, description: str | None, og_image: str | None
 ) -> str | None:
     """Fill what is still empty (a title set by the client, at creation or by a PATCH
     that raced the fetch, is kept) and drop the pending row. Returns the short code,
@@ -54,7 +53,7 @@ def save_preview(
 
 
 def record_failure(
-    conn: sqlite3.Connection, link_id: int, error: str, *, retry_at_ms: int | None, max_attempts: int
+    conn: Connection, link_id: int, error: str, *, retry_at_ms: int | None, max_attempts: int
 ) -> int | None:
     """Count a failed attempt; the row is removed once `max_attempts` are spent or when
     `retry_at_ms` is None (not worth retrying). Returns the attempts made, or None when
@@ -70,7 +69,7 @@ def record_failure(
     return None if row is None else row[0]
 
 
-def release(conn: sqlite3.Connection, link_ids: list[int], now_ms: int) -> None:
+def release(conn: Connection, link_ids: list[int], now_ms: int) -> None:
     """Fetches interrupted by shutdown are due again at once (on the next start)."""
     with transaction(conn):
         conn.executemany(

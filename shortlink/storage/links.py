@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from shortlink.storage.database import on_postgres, transaction
+from shortlink.storage.base import Connection, Row, on_postgres, transaction
 
 _LIST_ORDER = "ORDER BY created_at DESC, id DESC"
 
@@ -20,8 +19,8 @@ class DailyLimitReached(Exception):
 
 
 def insert_link(
-    conn: sqlite3.Connection, row: dict[str, Any], day: str, daily_limit: int, fetch_title_at_ms: int | None
-) -> sqlite3.Row:
+    conn: Connection, row: dict[str, Any], day: str, daily_limit: int, fetch_title_at_ms: int | None
+) -> Row:
     """Insert a link, counting it against the account's daily limit, in one transaction.
 
     Raises CodeTaken when the code exists (the UNIQUE index decides, so of two
@@ -57,22 +56,22 @@ def insert_link(
     return _existing(link_by_rowid(conn, link_id))
 
 
-def link_by_rowid(conn: sqlite3.Connection, link_id: int) -> sqlite3.Row | None:
+def link_by_rowid(conn: Connection, link_id: int) -> Row | None:
     return conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
 
 
-def link_of_account(conn: sqlite3.Connection, account_id: int, public_id: str) -> sqlite3.Row | None:
+def link_of_account(conn: Connection, account_id: int, public_id: str) -> Row | None:
     return conn.execute(
         "SELECT * FROM links WHERE public_id = ? AND account_id = ?", (public_id, account_id)
     ).fetchone()
 
 
-def account_of_link(conn: sqlite3.Connection, public_id: str) -> int | None:
+def account_of_link(conn: Connection, public_id: str) -> int | None:
     row = conn.execute("SELECT account_id FROM links WHERE public_id = ?", (public_id,)).fetchone()
     return None if row is None else row[0]
 
 
-def link_by_code(conn: sqlite3.Connection, code: str) -> sqlite3.Row | None:
+def link_by_code(conn: Connection, code: str) -> Row | None:
     return conn.execute("SELECT * FROM links WHERE short_code = ?", (code,)).fetchone()
 
 
@@ -85,11 +84,11 @@ _VISIT_TARGETS = (
 MAX_CODES_PER_READ = 256
 
 
-def visit_target_rows(conn: sqlite3.Connection, codes: Sequence[str]) -> list[sqlite3.Row]:
+def visit_target_rows(conn: Connection, codes: Sequence[str]) -> list[Row]:
     """What a visit needs of the links with these codes (a code without a link has no
     row): the redirect path's read on a cache miss, for all the misses of one turn of
     the event loop, so only the columns it uses."""
-    rows: list[sqlite3.Row] = []
+    rows: list[Row] = []
     for start in range(0, len(codes), MAX_CODES_PER_READ):
         chunk = list(codes[start : start + MAX_CODES_PER_READ])
         # Padded to a power of two with repeats, which IN ignores: a handful of
@@ -106,7 +105,7 @@ MAX_OFFSET = 2**63 - 1
 
 
 def list_links(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: int,
     *,
     offset: int,
@@ -117,7 +116,7 @@ def list_links(
     is_active: bool | None,
     source: str | None = None,
     tag: str | None = None,
-) -> tuple[list[sqlite3.Row], int]:
+) -> tuple[list[Row], int]:
     """One page of the account's links, newest first, and the total matching."""
     where: list[str] = ["account_id = ?"]
     params: list[object] = [account_id]
@@ -175,32 +174,32 @@ def _contains_on_postgres(search: str) -> tuple[str, list[str]]:
     return "(" + " OR ".join(f"{text} LIKE {pattern} ESCAPE '\\'" for text in _FOLDED) + ")", [literal] * 3
 
 
-def update_link(conn: sqlite3.Connection, link_id: int, changes: dict[str, Any]) -> sqlite3.Row:
+def update_link(conn: Connection, link_id: int, changes: dict[str, Any]) -> Row:
     assignments = ", ".join(f"{column} = ?" for column in changes)
     conn.execute(f"UPDATE links SET {assignments} WHERE id = ?", (*changes.values(), link_id))
     return _existing(link_by_rowid(conn, link_id))
 
 
-def _existing(row: sqlite3.Row | None) -> sqlite3.Row:
+def _existing(row: Row | None) -> Row:
     # Read back inside the write that made it: it cannot be missing.
     assert row is not None, "a link just written is missing"
     return row
 
 
-def delete_link(conn: sqlite3.Connection, link_id: int) -> None:
+def delete_link(conn: Connection, link_id: int) -> None:
     """The link, its clicks and its rollups go together (ON DELETE CASCADE)."""
     with transaction(conn):
         conn.execute("DELETE FROM links WHERE id = ?", (link_id,))
 
 
-def links_created_on(conn: sqlite3.Connection, account_id: int, day: str) -> int:
+def links_created_on(conn: Connection, account_id: int, day: str) -> int:
     row = conn.execute(
         "SELECT created FROM link_creations WHERE account_id = ? AND day = ?", (account_id, day)
     ).fetchone()
     return row[0] if row else 0
 
 
-def destinations_of_account(conn: sqlite3.Connection, account_id: int) -> list[sqlite3.Row]:
+def destinations_of_account(conn: Connection, account_id: int) -> list[Row]:
     """(short_code, original_url, created_at) of each of the account's links: what an import
     matches rows without a code against, read once."""
     return conn.execute(
@@ -208,7 +207,7 @@ def destinations_of_account(conn: sqlite3.Connection, account_id: int) -> list[s
     ).fetchall()
 
 
-def links_after(conn: sqlite3.Connection, account_id: int, after_id: int, limit: int) -> list[sqlite3.Row]:
+def links_after(conn: Connection, account_id: int, after_id: int, limit: int) -> list[Row]:
     """The account's links with an internal id above `after_id`, oldest first: one page of
     an export that never holds every link in memory."""
     return conn.execute(

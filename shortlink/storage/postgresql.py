@@ -4,14 +4,9 @@ A `[storage] url` of `postgresql://user:password@host:port/database` selects it.
 storage functions are shared with SQLite: they take a connection and call
 `conn.execute(sql, params)` with `?` placeholders and read rows by name or position.
 `PostgresConnection` gives a psycopg connection exactly that much of sqlite3's
-interface (the statement text is translated once and cached); the few statements that
-differ between the dialects ask `on_postgres(conn)`. The SQLite path has no layer of
-this kind: its functions call sqlite3 directly.
-
-Migrations are their own numbered files in `storage/migrations/postgresql/`: the first
-(0006) reaches the schema SQLite has after its 0001-0006, and each later SQLite
-migration has a PostgreSQL twin with the same number. They run under an advisory lock,
-so processes starting together apply each exactly once.
+interface (`base.Connection`; the statement text is translated once and cached); the few
+statements that differ between the dialects ask `base.on_postgres(conn)`. The SQLite path
+has no layer of this kind: its functions call sqlite3 directly. Migrations: `schema`.
 """
 
 from __future__ import annotations
@@ -22,7 +17,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from importlib import resources
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -33,21 +27,14 @@ from psycopg.conninfo import make_conninfo
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from shortlink.config import ConfigError
-from shortlink.storage.database import READER_THREADS, pending_migrations, recorded_migrations
+from shortlink.storage.base import READER_THREADS, DatabaseUnavailable
+from shortlink.storage.schema import migrate_postgresql
 
 T = TypeVar("T")
-
-# pg_advisory_lock key of the migrations: any constant shared by every process.
-MIGRATION_LOCK = 0x5EED_0001
 # Connections a server process holds at most: the writer, the readers, the point reads
 # of the event loop, and one to spare for the external-change watcher.
 POOL_SIZE = READER_THREADS + 3
 CONNECT_TIMEOUT_SECONDS = 10
-
-
-class DatabaseUnavailable(ConfigError):
-    """The PostgreSQL server cannot be reached or refuses us: told in one line."""
 
 
 def describe(url: str) -> str:
@@ -149,6 +136,10 @@ class PostgresConnection:
     def transaction(self) -> AbstractContextManager:
         return self.raw.transaction()
 
+    def execute_script(self, sql: str) -> None:
+        """Several statements in one go (a migration): sent as they are, with no parameters."""
+        self.raw.execute(sql.encode())
+
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != TransactionStatus.IDLE
@@ -177,65 +168,13 @@ def _open(url: str, options: str = "") -> psycopg.Connection:
 def connect(url: str) -> PostgresConnection:
     """One migrated connection (the CLI's, a test's)."""
     conn = PostgresConnection(_open(url))
-    migrate(conn)
+    migrate_postgresql(conn)
     return conn
 
 
 def connect_read_only(url: str) -> PostgresConnection:
     """One connection in a read-only session, not migrated (`shortlink doctor`'s: it writes nothing)."""
     return PostgresConnection(_open(url, "-c default_transaction_read_only=on"))
-
-
-def migrations() -> list[tuple[int, str, str]]:
-    """The numbered PostgreSQL migrations, in order."""
-    folder = resources.files("shortlink.storage.migrations") / "postgresql"
-    found = []
-    for entry in folder.iterdir():
-        if entry.name.endswith(".sql"):
-            found.append((int(entry.name.split("_", 1)[0]), entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
-
-
-def value(conn: PostgresConnection, sql: str, params: Sequence[Any] = ()) -> Any:
-    row = conn.execute(sql, params).fetchone()
-    assert row is not None, "a one-row query answered no row"
-    return row[0]
-
-
-def schema_version(conn: PostgresConnection) -> int:
-    if not value(conn, "SELECT to_regclass('schema_version') IS NOT NULL"):
-        return 0
-    return value(conn, "SELECT version FROM schema_version")
-
-
-def migrate(conn: PostgresConnection) -> int:
-    """Apply the migrations the database has not seen yet; returns the schema version.
-
-    A session advisory lock makes processes starting together take turns: the first
-    applies each migration (in its own transaction, with the version it reaches), the
-    others then find nothing left to do. schema_migrations records each applied number,
-    so that one numbered below the version still runs (`database.pending_migrations`).
-    """
-    conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK,))
-    try:
-        shipped = migrations()
-        numbers = [number for number, _name, _sql in shipped]
-        with conn.transaction():
-            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number integer PRIMARY KEY)")
-            found = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
-            for number in sorted(recorded_migrations(numbers, schema_version(conn), found) - found):
-                conn.execute("INSERT INTO schema_migrations VALUES (?)", (number,))
-        for number, _name, sql in shipped:
-            applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
-            if number not in pending_migrations(numbers, schema_version(conn), applied):
-                continue
-            with conn.transaction():
-                conn.raw.execute(sql.encode())  # no parameters: several statements in one go
-                conn.execute("INSERT INTO schema_migrations VALUES (?) ON CONFLICT DO NOTHING", (number,))
-                conn.execute("UPDATE schema_version SET version = greatest(version, ?)", (number,))
-        return schema_version(conn)
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(?)", (MIGRATION_LOCK,))
 
 
 class PostgresDatabase:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
+from shortlink.storage.base import Connection, Row
 
 
-def set_password_hash(conn: sqlite3.Connection, account_id: int, password_hash: str) -> None:
+def set_password_hash(conn: Connection, account_id: int, password_hash: str) -> None:
     conn.execute("UPDATE accounts SET password_hash = ? WHERE id = ?", (password_hash, account_id))
 
 
-def hold_password_hash(conn: sqlite3.Connection, account_id: int, password_hash: str) -> bool:
+def hold_password_hash(conn: Connection, account_id: int, password_hash: str) -> bool:
     """Whether the account's password hash is still `password_hash`, its row then locked
     until the transaction ends (a no-op UPDATE locks on both backends, where PostgreSQL's
     plain SELECT would not), so that a password change waits for the session being made
@@ -21,14 +21,14 @@ def hold_password_hash(conn: sqlite3.Connection, account_id: int, password_hash:
     return cursor.rowcount == 1
 
 
-def insert_session(conn: sqlite3.Connection, token_hash: str, account_id: int, now_ms: int) -> None:
+def insert_session(conn: Connection, token_hash: str, account_id: int, now_ms: int) -> None:
     conn.execute(
         "INSERT INTO dashboard_sessions (token_hash, account_id, created_ms, seen_ms) VALUES (?, ?, ?, ?)",
         (token_hash, account_id, now_ms, now_ms),
     )
 
 
-def session_by_token_hash(conn: sqlite3.Connection, token_hash: str) -> sqlite3.Row | None:
+def session_by_token_hash(conn: Connection, token_hash: str) -> Row | None:
     """The session, its account and subscription."""
     return conn.execute(
         """
@@ -44,19 +44,19 @@ def session_by_token_hash(conn: sqlite3.Connection, token_hash: str) -> sqlite3.
     ).fetchone()
 
 
-def touch_session(conn: sqlite3.Connection, session_id: int, now_ms: int) -> None:
+def touch_session(conn: Connection, session_id: int, now_ms: int) -> None:
     conn.execute("UPDATE dashboard_sessions SET seen_ms = ? WHERE id = ?", (now_ms, session_id))
 
 
-def delete_session(conn: sqlite3.Connection, token_hash: str) -> None:
+def delete_session(conn: Connection, token_hash: str) -> None:
     conn.execute("DELETE FROM dashboard_sessions WHERE token_hash = ?", (token_hash,))
 
 
-def delete_sessions_of(conn: sqlite3.Connection, account_id: int) -> None:
+def delete_sessions_of(conn: Connection, account_id: int) -> None:
     conn.execute("DELETE FROM dashboard_sessions WHERE account_id = ?", (account_id,))
 
 
-def delete_sessions_before(conn: sqlite3.Connection, created_before_ms: int, seen_before_ms: int) -> int:
+def delete_sessions_before(conn: Connection, created_before_ms: int, seen_before_ms: int) -> int:
     """Sessions past their absolute or idle expiry."""
     cursor = conn.execute(
         "DELETE FROM dashboard_sessions WHERE created_ms < ? OR seen_ms < ?", (created_before_ms, seen_before_ms)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
-from shortlink.storage.database import transaction
+from shortlink.storage.base import Connection, transaction
 
 # Link ids per statement: well under every engine's limit on parameters.
 MAX_LINKS_PER_READ = 500
 
 
-def tags_of_links(conn: sqlite3.Connection, link_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+def tags_of_links(conn: Connection, link_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
     """Each link's (name, colour) pairs, by name; a link without tags has no entry."""
     found: dict[int, list[tuple[str, str]]] = {}
     for start in range(0, len(link_ids), MAX_LINKS_PER_READ):
@@ -26,7 +25,7 @@ def tags_of_links(conn: sqlite3.Connection, link_ids: Sequence[int]) -> dict[int
     return found
 
 
-def colours_of(conn: sqlite3.Connection, account_id: int, names: Sequence[str]) -> dict[str, str]:
+def colours_of(conn: Connection, account_id: int, names: Sequence[str]) -> dict[str, str]:
     """The colour the account already gives each of these names (those it uses)."""
     if not names:
         return {}
@@ -38,7 +37,7 @@ def colours_of(conn: sqlite3.Connection, account_id: int, names: Sequence[str]) 
     return dict(rows)
 
 
-def replace_link_tags(conn: sqlite3.Connection, link_id: int, account_id: int, tags: Sequence[tuple[str, str]]) -> None:
+def replace_link_tags(conn: Connection, link_id: int, account_id: int, tags: Sequence[tuple[str, str]]) -> None:
     """The link carries exactly `tags` (name, colour) from now on; a name's colour changes
     on every link of the account, so that one name has one colour."""
     with transaction(conn):

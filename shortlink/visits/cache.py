@@ -8,12 +8,12 @@ process (the CLI) commits to the file.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 from types import EllipsisType
 
 import msgspec
 
 from shortlink.links.platforms import Platform
+from shortlink.storage import Row
 from shortlink.times import from_iso
 
 # What the cache may hold: some 55,000 links with URLs of a typical length, fewer with long ones.
@@ -21,7 +21,7 @@ from shortlink.times import from_iso
 # uniform one it is small at any size that fits the server's memory (docs/performance.md).
 MAX_BYTES = 32 * 2**20
 # Memory of an entry beyond its texts: the struct, its numbers, the string headers, the ordered
-# dict's slot and list node (tracemalloc on CPython 3.11; tests/test_link_cache.py checks it).
+# dict's slot and list node (tracemalloc on CPython 3.11; tests/visitors/test_link_cache.py checks it).
 ENTRY_OVERHEAD = 480
 
 
@@ -40,7 +40,7 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     password_hash: str | None
 
 
-def target_from_row(row: Sequence) -> VisitTarget:
+def target_from_row(row: Row) -> VisitTarget:
     """The entry for a row of `storage.links.visit_target_rows` (its columns in field order)."""
     link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = row
     return VisitTarget(

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 import ua_parser
 
-from shortlink.analytics.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.bio.rules import referrer_label
+from shortlink.storage.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.visits import matomo
 from shortlink.visits.countries import CountryTable
 

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import time
 
-from shortlink.network import client_bucket
+from shortlink.client_address import client_bucket
 
 REMEMBER_SECONDS = 12 * 3600
 _MAX_EXPIRY_DIGITS = 12

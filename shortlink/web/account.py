@@ -9,8 +9,8 @@ from litestar.di import NamedDependency
 
 from shortlink.accounts import Principal
 from shortlink.app.accounts import Me
-from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+from shortlink.wiring import Services
 
 
 class MeResponse(msgspec.Struct):

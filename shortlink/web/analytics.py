@@ -13,8 +13,8 @@ from shortlink.accounts import Principal
 from shortlink.analytics.csvexport import analytics_csv
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsResponse
-from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+from shortlink.wiring import Services
 
 CSV = "text/csv; charset=utf-8"
 

@@ -16,7 +16,6 @@ from shortlink.config import Config
 from shortlink.dashboard import dashboard_handlers, template_config
 from shortlink.mcp.http import PATH as MCP_PATH
 from shortlink.mcp.http import McpEndpoint
-from shortlink.services import Services
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
@@ -31,6 +30,7 @@ from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
+from shortlink.wiring import Services
 
 API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
 

@@ -9,7 +9,7 @@ from litestar.handlers import BaseRouteHandler
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from shortlink.accounts import Principal
-from shortlink.services import Services
+from shortlink.wiring import Services
 
 PRINCIPAL = "principal"
 RATE_LIMIT = "rate_limit"

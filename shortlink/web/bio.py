@@ -17,7 +17,7 @@ from litestar.params import FromPath
 
 from shortlink import qr
 from shortlink.app.bio import RenderedPage
-from shortlink.network import address_of
+from shortlink.client_address import address_of
 from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches

@@ -10,8 +10,8 @@ from litestar import get
 from litestar.di import NamedDependency
 from litestar.response import Response
 
-from shortlink.services import Services
 from shortlink.storage import accounts as account_store
+from shortlink.wiring import Services
 
 HEALTH_TIMEOUT_SECONDS = 2.0
 # The writer stores the queue every flush interval. Clicks waiting this many intervals

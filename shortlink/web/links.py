@@ -20,8 +20,8 @@ from shortlink.links.schema import (
     LinkResponse,
     UpdateLink,
 )
-from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+from shortlink.wiring import Services
 
 
 class LinkController(Controller):

@@ -23,8 +23,8 @@ from shortlink.app.public import FIELD, PublicShortener
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.links.schema import Link
 from shortlink.pages import CONTENT_SECURITY_POLICY, render
-from shortlink.services import Services
 from shortlink.web.visitor import MAX_FORM_BYTES, read_request
+from shortlink.wiring import Services
 
 CSRF_COOKIE = "shortlink_form"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)

@@ -13,8 +13,8 @@ from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from shortlink import qr
 from shortlink.accounts import Principal
-from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+from shortlink.wiring import Services
 
 # The image depends on the caller's account (its custom domain), so only the
 # caller's own cache may keep it. It is not immutable: connecting a custom domain

@@ -8,8 +8,8 @@ from litestar.params import FromPath, JSONBody
 
 from shortlink.accounts import Principal
 from shortlink.links.tags import LinkTagsResponse, SetTags
-from shortlink.services import Services
 from shortlink.web.openapi import error_responses
+from shortlink.wiring import Services
 
 
 class TagController(Controller):

@@ -1,4 +1,4 @@
--- The rollup rows of each dimension's "nothing known" label (analytics.labels: device
+-- The rollup rows of each dimension's "nothing known" label (storage.labels: device
 -- other, browser and system Other, country Unknown, referrer Direct, campaign None) are
 -- no longer stored: their counts are what a day's clicks leave after the stored values.
 -- The account's rows go first, so that removing the link rows has nothing to subtract.

@@ -1,0 +1,242 @@
+"""The running parts of one server process, wired together, started and stopped together.
+
+Doors reach the application layer through the attributes `links`, `accounts`,
+`analytics`, `visits` and `sessions`; everything else here is wiring and lifespan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+
+from shortlink.app.accounts import Accounts
+from shortlink.app.analytics import Analytics
+from shortlink.app.bio import Bio, BioCache
+from shortlink.app.hosts import Hosts
+from shortlink.app.links import Links
+from shortlink.app.public import PublicShortener
+from shortlink.app.sessions import Sessions
+from shortlink.app.visits import Visits
+from shortlink.config import Config, ConfigError, PublicConfig
+from shortlink.fetcher.worker import TitleFetcher
+from shortlink.keyfile import key_file_of, read_or_create, signing_key
+from shortlink.links.public import blocked_hosts
+from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
+from shortlink.sharedstate import SharedDayKeys, open_redis
+from shortlink.storage import Connection, Database, connect, open_database
+from shortlink.storage import accounts as account_store
+from shortlink.storage import clicks as click_store
+from shortlink.storage.sqlite import SqliteDatabase
+from shortlink.visits.cache import LinkCache
+from shortlink.visits.countries import open_table
+from shortlink.visits.invalidation import LinkChanges
+from shortlink.visits.recorder import ClickRecorder
+
+log = logging.getLogger("shortlink")
+
+EXTERNAL_CHANGES_POLL_SECONDS = 1.0
+WAL_CHECKPOINT_SECONDS = 1.0
+RAW_RETENTION_SWEEP_SECONDS = 3600.0
+# Raw clicks deleted per write: small enough that click batches never wait long behind it.
+RAW_RETENTION_CHUNK = 5000
+
+
+async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> int:
+    """Delete the raw clicks older than `retention_days`, a chunk per write; returns how many."""
+    horizon_ms = int((now - retention_days * 86400) * 1000)
+    deleted = 0
+    while removed := await db.write(click_store.delete_raw_clicks_before, horizon_ms, RAW_RETENTION_CHUNK):
+        deleted += removed
+    return deleted
+
+
+def _public_account(conn: Connection, public: PublicConfig) -> int | None:
+    """The account that owns public links; None when public shortening is off. A missing
+    account stops start-up in one line, as a bad [storage] path does."""
+    if not public.enabled:
+        return None
+    row = account_store.account_by_email(conn, public.account)
+    if row is None:
+        raise ConfigError(
+            f"invalid configuration: [public] account: no account with email {public.account!r} "
+            f"(create it with `shortlink key create --email {public.account}`)"
+        )
+    return row["id"]
+
+
+class MemoryCaches:
+    """The in-memory caches of one process, told of changes by key: a short code (a link
+    changed: the link cache and every bio page showing it forget it) or "@" + a handle
+    (a bio page changed)."""
+
+    def __init__(self, links: LinkCache, bio: BioCache):
+        self.links, self.bio = links, bio
+
+    def discard(self, key: str) -> None:
+        if key.startswith("@"):
+            self.bio.forget_handle(key[1:])
+        else:
+            self.links.discard(key)
+            self.bio.forget_code(key)
+
+    def clear(self) -> None:
+        self.links.clear()
+        self.bio.clear()
+
+
+class Services:
+    def __init__(self, config: Config):
+        # Open the file once now: a bad [storage] path then stops `shortlink serve` with
+        # one line before the ASGI server starts (a failing lifespan is a traceback).
+        with contextlib.closing(connect(config.storage.location)) as conn:
+            self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
+            public_account = _public_account(conn, config.public)
+        # After the database: a bad [storage] path is reported as that, not as the key file.
+        key_file = key_file_of(config.storage)
+        self._file_key = None if key_file is None else read_or_create(key_file)
+        self.config = config
+        self.db = open_database(config.storage.location)
+        self.link_cache = LinkCache()
+        self.caches = MemoryCaches(self.link_cache, BioCache())
+        # With Redis, rate limits and link changes are shared by every process using it.
+        self.redis = open_redis(config.redis.url) if config.redis.url else None
+        self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.caches)
+        link_changed = self.caches.discard if self.link_changes is None else self.link_changes.changed
+        shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
+        self.recorder = ClickRecorder(
+            self.db,
+            config.clicks,
+            shared_keys=shared_keys,
+            is_ours=self.hosts.is_ours,
+            countries=open_table(config.geoip.path),
+        )
+        self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
+        self._cookie_secret = b""
+        self._data_version = 0
+        self._tasks: list[asyncio.Task] = []
+        limits = config.limits
+        self.links = Links(
+            self.db,
+            self.hosts,
+            daily_limit=limits.links_per_day,
+            fetch_titles=config.fetcher.enabled,
+            changed=link_changed,
+            fetch_wanted=self.fetcher.notify,
+            blocked=blocked_hosts(config.public.blocked_hosts),
+        )
+        self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
+        self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
+        self.analytics = Analytics(self.db)
+        dashboard = config.dashboard
+        self.sessions = Sessions(
+            self.db,
+            per_account=self._limiter("signin-account", dashboard.signins_per_minute_per_account),
+            per_address=self._limiter("signin-address", dashboard.signins_per_minute_per_address),
+            secret=lambda: self._cookie_secret,
+            idle_seconds=dashboard.idle_minutes * 60,
+            max_seconds=dashboard.max_days * 86400,
+        )
+        self.visits = Visits(
+            self.db,
+            self.hosts,
+            self.link_cache,
+            self.recorder,
+            self._limiter("password", limits.password_attempts_per_minute),
+            config.trusted_networks,
+            lambda: self._cookie_secret,
+        )
+        self.public = PublicShortener(
+            config.public,
+            public_account,
+            self.links,
+            self.hosts,
+            self._limiter("public", config.public.links_per_hour, period_seconds=3600),
+            self.visits.address,
+        )
+
+    def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
+        """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
+        if self.redis is None:
+            return TokenBucketLimiter(per_minute, period_seconds=period_seconds)
+        # Bucket names in Redis are keyed hashes (they may hold a visitor's IP): the
+        # cookie secret is the key every process already shares (the database's secret
+        # and the key file).
+        return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
+
+    async def start(self) -> None:
+        self._data_version = await self.db.write(account_store.data_version)
+        secret = await self.db.write(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
+        self._cookie_secret = signing_key(self._file_key, bytes.fromhex(secret))
+        if self.link_changes is not None:
+            await self.link_changes.start()
+        await self.recorder.start()
+        await self.fetcher.start()
+        await self.bio.start()
+        self._tasks.append(asyncio.create_task(self._watch_external_changes()))
+        if isinstance(self.db, SqliteDatabase):  # PostgreSQL checkpoints on its own
+            self.db.take_over_checkpoints()
+            self._tasks.append(asyncio.create_task(self._checkpoint_wal(self.db)))
+        if self.config.clicks.raw_retention_days:
+            self._tasks.append(asyncio.create_task(self._apply_raw_retention()))
+
+    async def stop(self) -> None:
+        """Stop taking work, let background work finish, close the file."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.fetcher.stop()
+        await self.bio.stop()
+        await self.recorder.stop()  # drains every queued click
+        if self.link_changes is not None:
+            await self.link_changes.stop()
+        if self.redis is not None:
+            await self.redis.aclose()
+        self.db.close()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app) -> AsyncIterator[None]:
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.stop()
+
+    async def _watch_external_changes(self) -> None:
+        """Other processes (the CLI, other servers) write to the same file: drop what we
+        cached from it. With Redis, other servers' link changes arrive one by one (most of
+        their commits are click batches, which change no link), so the link cache is
+        cleared only while that subscription is down."""
+        while True:
+            await asyncio.sleep(EXTERNAL_CHANGES_POLL_SECONDS)
+            try:
+                version = await self.db.write(account_store.data_version)
+                if version != self._data_version:
+                    self._data_version = version
+                    if self.link_changes is None or not self.link_changes.listening:
+                        self.caches.clear()
+                    if self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains)):
+                        self.caches.bio.clear()  # bio pages show their account's short URL base
+            except Exception:  # a locked or failing database must not end the watcher
+                log.exception("could not check the database for outside changes")
+
+    async def _apply_raw_retention(self) -> None:
+        while True:
+            try:
+                await forget_raw_clicks(self.db, self.config.clicks.raw_retention_days, time.time())
+            except Exception:  # retried on the next sweep
+                log.exception("could not delete raw clicks past [clicks] raw_retention_days")
+            await asyncio.sleep(RAW_RETENTION_SWEEP_SECONDS)
+
+    async def _checkpoint_wal(self, db: SqliteDatabase) -> None:
+        while True:
+            await asyncio.sleep(WAL_CHECKPOINT_SECONDS)
+            try:
+                await db.checkpoint()
+            except Exception:  # a failed checkpoint is retried on the next round
+                log.exception("WAL checkpoint failed")

@@ -1,0 +1,147 @@
+"""Schema-driven fuzzing of the whole API against a real server process.
+
+Every operation of the served OpenAPI document is fuzzed with schemathesis's
+Hypothesis strategies, with valid (positive) and invalid (negative) data, and
+every response is validated against the document: no 500, documented status
+codes, content types, headers and bodies, errors in the envelope.
+
+Bounded and seeded: a fixed number of examples per operation and mode,
+derandomized, so the run is repeatable and fits in the suite's time budget.
+The strategies are driven by a plain Hypothesis test rather than schemathesis's
+pytest plugin (`schemathesis.pytest.from_fixture`), which reaches into pytest
+internals that pytest 9.2 removed.
+"""
+
+from __future__ import annotations
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from throwaway.live_server import LiveServer
+
+EXAMPLES_PER_OPERATION_AND_MODE = 50
+MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    server = LiveServer(
+        tmp_path_factory.mktemp("fuzz"), limits_requests_per_minute="1000000", limits_links_per_day="1000000"
+    )
+    server.key = server.create_key("fuzz@example.com")
+    server.start()
+    yield server
+    server.stop()
+
+
+def assert_error_envelope(response: requests.Response) -> None:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+
+
+def new_link_id(live, session: requests.Session) -> str:
+    response = session.post(
+        f"{live.base_url}/api/v1/links",
+        json={"originalUrl": "https://example.com/fuzz"},
+        headers={"Authorization": f"Bearer {live.key}"},
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+def test_every_operation_conforms_and_never_fails(live):
+    """Checks: every schemathesis check except `positive_data_acceptance`, which
+    expects every schema-valid request to succeed; the API has documented 400s
+    for rules a schema cannot state (expiresAt in the future, a real host name,
+    PATCH with at least one field)."""
+    # Auth through the document's own security scheme, so negative cases never "remove" the
+    # Authorization header only for it to be sent anyway.
+    config = SchemathesisConfig.from_dict({"auth": {"openapi": {"bearerAuth": {"bearer": live.key}}}})
+    schema = schemathesis.openapi.from_url(f"{live.base_url}/api/v1/schema/openapi.json", config=config)
+    session = requests.Session()
+    failures: list[str] = []
+    cases_run = 0
+    operations = [result.ok() for result in schema.get_all_operations()]
+    # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
+        "DELETE /api/v1/links/{id}",
+        "GET /api/v1/analytics",
+        "GET /api/v1/analytics/csv",
+        "GET /api/v1/links",
+        "GET /api/v1/links/{id}",
+        "GET /api/v1/links/{id}/analytics",
+        "GET /api/v1/links/{id}/analytics/csv",
+        "GET /api/v1/links/{id}/qr",
+        "GET /api/v1/links/{id}/tags",
+        "GET /api/v1/me",
+        "PATCH /api/v1/links/{id}",
+        "POST /api/v1/links",
+        "POST /api/v1/links/bulk",
+        "POST /api/v1/links/bulk/actions",
+        "PUT /api/v1/links/{id}/tags",
+    ]
+
+    for operation in operations:
+        # Random ids only reach the 404 path; a real link of the account reaches the rest.
+        id_choices = [None, "existing"] if "{id}" in operation.path else [None]
+        for mode in MODES:
+            for id_choice in id_choices:
+                path_parameters = {"id": new_link_id(live, session)} if id_choice else None
+
+                @given(case=operation.as_strategy(mode, path_parameters=path_parameters))
+                @settings(
+                    max_examples=EXAMPLES_PER_OPERATION_AND_MODE,
+                    derandomize=True,
+                    deadline=None,
+                    database=None,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                )
+                def fuzz(case):
+                    nonlocal cases_run
+                    cases_run += 1
+                    response = case.call_and_validate(
+                        base_url=live.base_url, session=session, excluded_checks=[positive_data_acceptance]
+                    )
+                    assert response.status_code < 500
+                    if response.status_code >= 400:
+                        assert_error_envelope(response)
+
+                try:
+                    fuzz()
+                # Schemathesis raises a FailureGroup (a BaseExceptionGroup) of every distinct failure.
+                except (Exception, BaseExceptionGroup) as failure:  # every operation's, not just the first
+                    failures.append(f"{operation.label} ({mode.value}, link id: {id_choice or 'generated'}): {failure}")
+
+    print(f"\nfuzzed {len(operations)} operations with {cases_run} cases")
+    # The whole budget ran: 5 per-link operations with a random and a real id, 4 others.
+    with_id = sum("{id}" in operation.path for operation in operations)
+    assert cases_run == EXAMPLES_PER_OPERATION_AND_MODE * len(MODES) * (2 * with_id + len(operations) - with_id)
+    assert not failures, "\n\n".join(failures)
+
+
+def test_what_the_fuzzer_found_stays_fixed(live):
+    headers = {"Authorization": f"Bearer {live.key}"}
+    # A page number whose row offset overflowed SQLite's integers was a 500; any page
+    # past the end is now an empty page that still counts the account's links.
+    huge_page = requests.get(f"{live.base_url}/api/v1/links", params={"page": 10**27}, headers=headers)
+    assert huge_page.status_code == 200
+    assert huge_page.json()["data"] == []
+    assert huge_page.json()["pagination"]["page"] == 10**27
+    # The document promised extra body fields and any string as a URL were accepted.
+    document = requests.get(f"{live.base_url}/api/v1/schema/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    assert schemas["CreateLink"]["additionalProperties"] is False
+    assert schemas["UpdateLink"]["additionalProperties"] is False
+    assert schemas["CreateLink"]["properties"]["originalUrl"]["pattern"].startswith("^[Hh][Tt][Tt][Pp]")
+    extra_field = requests.post(
+        f"{live.base_url}/api/v1/links", headers=headers, json={"originalUrl": "https://example.com/", "colour": "red"}
+    )
+    assert extra_field.status_code == 400
+    assert extra_field.json()["error"]["message"].startswith("colour:")

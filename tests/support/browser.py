@@ -1,0 +1,163 @@
+"""What the browser tests share: the stand-in destination site, Chromium as they launch it,
+a live server with a dashboard account, phone contexts, and the JSON API of a live server."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import json
+import ssl
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from shortlink import signin
+from shortlink.storage import connect
+from tests.support import paths
+from throwaway.debian import find_or_install
+from throwaway.live_server import LiveServer, free_port
+
+ARTIFACTS = paths.ARTIFACTS
+VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+# The stand-in destination's certificate. Chromium sends www.youtube.com to HTTPS whatever
+# the link says (the name is on its HSTS preload list), so the stand-in must speak it.
+DESTINATION_CERTIFICATE = trustme.CA().issue_cert("www.youtube.com")
+PHONE = {"width": 375, "height": 812}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+class FakeYouTube(http.server.BaseHTTPRequestHandler):
+    """A real local web server standing in for the destination site."""
+
+    def do_GET(self):
+        body = f"<!doctype html><title>Destination</title><p id=path>{self.path}</p>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def destination_site() -> Iterator[int]:
+    """The stand-in destination, over HTTPS on a free port of 127.0.0.1; yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), FakeYouTube)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    DESTINATION_CERTIFICATE.configure_cert(tls)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+
+
+@contextmanager
+def chromium(destination_port: int):
+    """Debian's Chromium (installed when missing), headless, sending www.youtube.com to the
+    stand-in destination and accepting its certificate (that one key only)."""
+    from playwright.sync_api import sync_playwright
+
+    executable = find_or_install("chromium", "chromium", "browser tests")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable,
+            args=[
+                "--no-sandbox",
+                f"--host-resolver-rules=MAP www.youtube.com 127.0.0.1:{destination_port}",
+                f"--ignore-certificate-errors-spki-list={_public_key_hash(DESTINATION_CERTIFICATE)}",
+            ],
+        )
+        yield launched
+        launched.close()
+
+
+def _public_key_hash(certificate: trustme.LeafCert) -> str:
+    """What Chromium's --ignore-certificate-errors-spki-list takes: the base64 SHA-256 of
+    the certificate's public key."""
+    leaf = x509.load_pem_x509_certificate(certificate.cert_chain_pems[0].bytes())
+    key = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(key).digest()).decode()
+
+
+@contextmanager
+def chromium_and_destination() -> Iterator:
+    """Chromium (see `chromium`) with the stand-in destination site running."""
+    with destination_site() as port, chromium(port) as launched:
+        yield launched
+
+
+@contextmanager
+def dashboard_server(
+    directory: Path, email: str, password: str, prepare: Callable[[LiveServer], None] = lambda _server: None
+) -> Iterator[LiveServer]:
+    """A live server process on which `email` signs in to the dashboard with `password`;
+    `prepare` runs on its database before it starts (demo links and clicks, say)."""
+    server = LiveServer(directory)
+    conn = connect(server.db)
+    signin.set_password(conn, email, signin.hash_password(password))
+    conn.close()
+    prepare(server)
+    server.start()
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def phone(browser, user_agent, **options):
+    return browser.new_context(
+        **{
+            "user_agent": user_agent,
+            "viewport": {"width": 390, "height": 844},
+            "device_scale_factor": 2,
+            "is_mobile": True,
+            "has_touch": True,
+            **options,
+        }
+    )
+
+
+def api(server: LiveServer, method: str, path: str, key: str, body: dict | None = None):
+    """The `data` of a JSON API answer."""
+    req = urllib.request.Request(
+        server.base_url + path,
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as response:
+        return json.loads(response.read())["data"]
+
+
+def sign_in_with_chromium(page, server: LiveServer, email: str, password: str) -> None:
+    """Through the dashboard's sign-in form; the page is on the home page after."""
+    page.goto(server.base_url + "/")
+    assert page.url == server.base_url + "/login"
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(server.base_url + "/")
+
+
+def wait_for_text(page, url: str, text: str, timeout: float = 15) -> None:
+    """Reload until the page shows `text` (clicks are written in batches, shortly after)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page.goto(url)
+        if text in page.content():
+            return
+        assert time.monotonic() < deadline, f"{text!r} never appeared on {url}"
+        page.wait_for_timeout(200)

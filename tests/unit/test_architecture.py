@@ -1,0 +1,114 @@
+"""The layout's rules, checked on the source: no module imports another package's private
+names, no import cycle between shortlink's modules, benchmarks never import the tests, and the
+storage layer needs no `type: ignore` for the differences between its two backends."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.support import paths
+
+ROOT = paths.REPO
+PACKAGE = ROOT / "shortlink"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def sources(*folders: str) -> dict[str, ast.Module]:
+    return {
+        module_name(path): ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    }
+
+
+def runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
+    """Every import that runs when the module is imported or called: those under
+    `if TYPE_CHECKING:` only name types."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    return [
+        node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
+    ]
+
+
+def package_of(module: str) -> str:
+    """shortlink.storage.links → shortlink.storage; a top-level module is its own package."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_private_name_is_imported_across_packages():
+    crossings = []
+    for module, tree in sources("shortlink", "tests", "bench", "throwaway").items():
+        for node in runtime_imports(tree):
+            if not isinstance(node, ast.ImportFrom) or node.module is None or not node.module.startswith("shortlink"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and package_of(node.module) != package_of(module):
+                    crossings.append(f"{module}: from {node.module} import {alias.name}")
+    assert crossings == [], crossings
+
+
+def test_benchmarks_never_import_the_tests():
+    imports = [
+        f"{module}: {ast.unparse(node)}"
+        for module, tree in sources("bench").items()
+        for node in runtime_imports(tree)
+        if any(name.startswith("tests") for name in imported_modules(node))
+    ]
+    assert imports == [], imports
+
+
+def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.module is None:
+        return []
+    # `from shortlink.storage import links` imports the module shortlink.storage.links.
+    return [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+
+
+def test_shortlink_modules_import_each_other_without_a_cycle():
+    trees = sources("shortlink")
+    graph = {
+        module: {
+            name
+            for node in runtime_imports(tree)
+            for name in imported_modules(node)
+            if name in trees and name != module and not module.startswith(f"{name}.")
+        }
+        for module, tree in trees.items()
+    }
+    cycles = []
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append(" → ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == [], cycles
+
+
+def test_storage_needs_no_type_ignore():
+    ignores = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((PACKAGE / "storage").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "type: ignore" in line
+    ]
+    assert ignores == []
