@@ -24,6 +24,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from throwaway.live_server import LiveServer
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES_PER_OPERATION_AND_MODE = 50
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 

@@ -28,6 +28,8 @@ from tests.support.helpers import wait_for
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
 
+pytestmark = pytest.mark.slow
+
 CREATOR = "creator@example.com"
 OPERATOR = "operator@example.com"
 HOURLY = 3

@@ -100,6 +100,7 @@ def test_account_subscription_and_domain_commands(seeded):
     assert EMAIL in human and "3 links" in human and not human.startswith("{")
 
 
+@pytest.mark.slow
 def test_links_list_filters_like_the_api_and_by_source(seeded):
     _, ids, db = seeded
     everything = cli_json("links", "list", "--email", EMAIL, *db)
@@ -186,6 +187,7 @@ def test_delete_asks_on_a_terminal(seeded, conn):
     assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 2
 
 
+@pytest.mark.slow
 def test_demo_seed_shows_a_progress_bar_on_a_terminal_and_none_in_json(db_path):
     db = ["--db", str(db_path)]
     code, output = on_terminal("demo", "seed", "--email", EMAIL, "--links", "3", "--clicks", "250000", *db)
@@ -223,6 +225,7 @@ def count_clicks(path) -> int:
             return 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_demo_seed_between_batches_keeping_what_was_written(db_path, tmp_path):
     command = [sys.executable, "-m", "shortlink", "demo", "seed", "--email", EMAIL, "--links", "5"]
     process = subprocess.Popen(

@@ -13,6 +13,8 @@ from shortlink.demo import DAY_MS, click_times
 from shortlink.times import from_iso
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow
+
 
 def test_demo_seed_writes_links_and_enriched_clicks_over_the_days(db_path, conn):
     result = run_cli(

@@ -261,6 +261,7 @@ def listed(storage: str) -> list[dict]:
     ]
 
 
+@pytest.mark.slow
 def test_export_then_import_into_an_empty_install_reproduces_every_link(db_path, client, auth, tmp_path):
     made = []
     for body in (

@@ -416,6 +416,7 @@ def test_odd_filters_show_the_first_page_and_say_what_is_wrong(make_client, conn
     assert field_error(unknown.text, "platform") == "platform: not a platform this service knows"
 
 
+@pytest.mark.slow
 def test_sign_in_throttling_reads_the_client_address_through_trusted_proxies(tmp_path):
     """A real server behind a trusted proxy (127.0.0.0/8): each forwarded client has its own
     bucket, and a forged X-Forwarded-For from an untrusted peer would be ignored."""

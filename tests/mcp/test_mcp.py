@@ -454,6 +454,7 @@ def stdio_parameters(server: LiveServer, key: str, *extra: str) -> StdioServerPa
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relay", [False, True], ids=["database", "url"])
 async def test_shortlink_mcp_serves_the_tools_over_stdio(server, key, relay):
     account_email = api_data(server, key, "/me")["user"]["email"]

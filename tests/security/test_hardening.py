@@ -40,6 +40,7 @@ def make_client(make_client):
 # 1 and 8: sign-in limits group an IPv6 /64, and guessing from one address locks nobody else out
 
 
+@pytest.mark.slow
 def test_sign_in_limits_count_an_ipv6_64_as_one_client_and_never_lock_the_owner_out(tmp_path):
     server = LiveServer(
         tmp_path,

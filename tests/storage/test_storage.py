@@ -243,6 +243,7 @@ def _open_at_the_barrier(path: str, barrier, errors) -> None:
         errors.put(str(exc))
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_file_at_the_same_moment_all_get_it(tmp_path):
     """Several processes starting together on a file that does not exist yet (the first start
     of a multi-process setup): SQLite refuses all but one at once when they switch it to WAL

@@ -22,6 +22,8 @@ from tests.support.helpers import store_link
 from tests.support.load import Load, assert_rollups_match_raw_clicks
 from throwaway.live_server import LiveServer
 
+pytestmark = pytest.mark.slow
+
 FLUSH_INTERVAL_MS = 100
 
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from shortlink.storage import connect
 from tests.support.visitors import DESKTOP
 from throwaway.live_server import LiveServer
+
+pytestmark = pytest.mark.slow
 
 VISITOR_IP = "203.0.113.77"
 PASSWORD = "correct horse battery"

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from throwaway.live_server import LiveServer
+
+pytestmark = pytest.mark.slow
 
 VISITOR_IP = "198.51.100.23"
 FIELDS = {"time", "method", "path", "status", "ms"}

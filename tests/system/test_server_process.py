@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from shortlink.server import YOUNG_COLLECTION_THRESHOLD
+
+pytestmark = pytest.mark.slow
 
 START_AND_REPORT = """
 import gc, sys
@@ -69,6 +73,8 @@ def test_start_up_freezes_its_tables_and_spaces_out_young_collections(tmp_path):
 
 SERVE_AND_LIST_MODULES = """
 import sys
+
+import pytest
 from litestar.testing import TestClient
 from shortlink.config import load_config
 from shortlink.server import build_server

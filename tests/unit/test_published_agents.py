@@ -15,6 +15,8 @@ from shortlink.visits.classify import classify
 from shortlink.visits.enrich import user_agent_labels
 from tests.support import paths
 
+pytestmark = pytest.mark.slow
+
 CORPUS = paths.CORPUS
 SAMPLES = ("tuning", "heldback")
 CRAWLERS_EXCLUDED = 0.99

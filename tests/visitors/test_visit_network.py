@@ -16,6 +16,8 @@ from tests.support.countries import write_country_file
 from tests.support.visitors import DESKTOP, make_link
 from throwaway.live_server import LiveServer
 
+pytestmark = pytest.mark.slow
+
 GB_ADDRESS = "81.2.69.142"  # registered in GB (the bundled table)
 
 
