@@ -7,7 +7,8 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: install serve check test test-fast bench clean
 
-# Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process.
+# Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process. Each
+# module stays on one worker: browser modules share a signed-in page across their tests, in order.
 WORKERS ?= auto
 
 $(BIN)/python:
@@ -34,12 +35,12 @@ check: $(STAMP)
 	$(BIN)/mypy
 
 test: check
-	$(BIN)/python -m pytest -q -n $(WORKERS)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile
 
 # The inner loop: everything but the tests that drive Chromium, start servers from Debian's
 # packages, or take several seconds each.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(WORKERS) -m "not browser and not system and not slow"
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile -m "not browser and not system and not slow"
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
 BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics

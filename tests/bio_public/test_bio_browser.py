@@ -23,7 +23,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from shortlink.storage.sqlite import SqliteDatabase
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
+from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone
 from tests.support.helpers import wait_for
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
@@ -135,7 +135,7 @@ def test_phones_tap_a_button_and_land_on_the_app_opening_path(servers, browser):
     page.screenshot(path=ARTIFACTS / "bio-iphone.png")
     page.get_by_text("My new video").click()
     assert page.url == f"{server.base_url}/l/{page_code(servers)}"
-    assert page.get_by_text("Open in app").is_visible()
+    page.get_by_text("Open in app").wait_for(timeout=VISIBLE_WITHIN_MS)
     assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
     context.close()
     # Instagram's in-app browser: the in-app page, with the app first. ("Open in browser"
@@ -147,7 +147,7 @@ def test_phones_tap_a_button_and_land_on_the_app_opening_path(servers, browser):
         == "youtube://www.youtube.com/watch?v=dQw4w9WgXcQ"
     )
     for label in ("Open in app", "Continue"):
-        assert page.get_by_text(label, exact=True).is_visible(), label
+        page.get_by_text(label, exact=True).wait_for(timeout=VISIBLE_WITHIN_MS)
     page.screenshot(path=ARTIFACTS / "bio-instagram-tapped.png")
     context.close()
     # Android Chrome: the tap is answered with an intent for the YouTube app.

@@ -18,6 +18,7 @@ from tests.support.browser import (
     DESKTOP,
     PHONE,
     VIDEO,
+    VISIBLE_WITHIN_MS,
     chromium_and_destination,
     dashboard_server,
     phone,
@@ -62,7 +63,7 @@ def test_a_page_made_in_the_editor_is_tapped_on_an_iphone_and_counted(server, br
     page.get_by_label("Description (optional)").fill("Videos and more")
     page.get_by_label("Published: visitors can open the page").check()
     page.get_by_role("button", name="Create the page").click()
-    assert page.get_by_text("The page was saved.").is_visible()
+    page.get_by_text("The page was saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
     page_url = f"{server.base_url}/@creator"
     assert page.get_by_role("link", name=page_url).is_visible()
 
@@ -70,7 +71,7 @@ def test_a_page_made_in_the_editor_is_tapped_on_an_iphone_and_counted(server, br
     page.get_by_label("Destination URL").fill(VIDEO)
     page.get_by_label("Button text (optional)").fill("My new video")
     page.get_by_role("button", name="Create the button").click()
-    assert page.get_by_text("The link was created and added as a button at the end.").is_visible()
+    page.get_by_text("The link was created and added as a button at the end.").wait_for(timeout=VISIBLE_WITHIN_MS)
     short_url = page.locator(".buttons-list .url a").inner_text()
     assert short_url.startswith(f"{server.base_url}/l/")
 
@@ -131,7 +132,7 @@ def test_the_editor_pages_are_accessible_at_375_px(server, browser, signed_in, s
     page.goto(server.base_url + "/bio")
     page.get_by_label("Handle").fill("admin")
     page.get_by_role("button", name="Save the page").click()
-    assert page.get_by_text("handle: 'admin' is a reserved word").is_visible()
+    page.get_by_text("handle: 'admin' is a reserved word").wait_for(timeout=VISIBLE_WITHIN_MS)
     problems += [("refused", v["id"], v["targets"][:3]) for v in axe_violations(page)]
     page.screenshot(path=ARTIFACTS / f"bio-editor-refused-phone-{scheme}.png", full_page=True)
     context.close()

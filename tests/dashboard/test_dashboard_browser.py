@@ -27,6 +27,7 @@ from tests.support.browser import (
     ARTIFACTS,
     DESKTOP,
     PHONE,
+    VISIBLE_WITHIN_MS,
     api,
     chromium_and_destination,
     dashboard_server,
@@ -78,7 +79,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_label("Name (optional)").fill("laptop script")
     page.get_by_role("button", name="Create a key").click()
     key = page.get_by_label("API key", exact=True).input_value()
-    assert page.get_by_text("it will not be shown again").is_visible()
+    page.get_by_text("it will not be shown again").wait_for(timeout=VISIBLE_WITHIN_MS)
     page.get_by_role("button", name="Copy key").click()
     assert page.evaluate("navigator.clipboard.readText()") == key
     assert api_status(server, "/api/v1/me", key) == 200
@@ -89,7 +90,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_label("Destination URL").fill("https://www.youtube.com/watch?v=dQw4w9WgXcQ")
     page.get_by_label("Custom code (optional)").fill("e2e")
     page.get_by_role("button", name="Create link").click()
-    assert page.get_by_text("The link was created.").is_visible()
+    page.get_by_text("The link was created.").wait_for(timeout=VISIBLE_WITHIN_MS)
     link_url = page.url.split("?")[0]
     listing = api(server, "GET", "/api/v1/links?shortCode=e2e", key)
     assert listing[0]["source"] == "DASHBOARD"
@@ -125,7 +126,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     page.get_by_role("link", name="API keys").click()
     page.get_by_role("link", name="Revoke…").click()
     page.get_by_role("button", name="Revoke the key").click()
-    assert page.get_by_text("The key was revoked.").is_visible()
+    page.get_by_text("The key was revoked.").wait_for(timeout=VISIBLE_WITHIN_MS)
     assert api_status(server, "/api/v1/me", key) == 401
 
     # Signed out: the dashboard is behind the sign-in form again.
@@ -200,11 +201,11 @@ def test_the_state_filter_stays_chosen_and_paging_keeps_it(server, browser):
     page.get_by_role("button", name="Filter").click()
     page.wait_for_url("**/links?*state=paused*")
     assert page.get_by_label("State").input_value() == "paused"
-    assert page.get_by_text(f"{paused} links").is_visible()
+    page.get_by_text(f"{paused} links").wait_for(timeout=VISIBLE_WITHIN_MS)
     next_page = page.get_by_role("link", name="Next")
     assert "state=paused" in (next_page.get_attribute("href") or "")
     next_page.click()
     page.wait_for_url("**page=2*")
     assert page.get_by_label("State").input_value() == "paused"
-    assert page.get_by_text("Page 2 of").is_visible()
+    page.get_by_text("Page 2 of").wait_for(timeout=VISIBLE_WITHIN_MS)
     context.close()

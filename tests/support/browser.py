@@ -31,6 +31,8 @@ VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 # the link says (the name is on its HSTS preload list), so the stand-in must speak it.
 DESTINATION_CERTIFICATE = trustme.CA().issue_cert("www.youtube.com")
 PHONE = {"width": 375, "height": 812}
+# How long a page may take to show what a step makes it show: generous, as a loaded machine is slow.
+VISIBLE_WITHIN_MS = 30_000
 DESKTOP = {"width": 1280, "height": 900}
 
 

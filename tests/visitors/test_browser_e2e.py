@@ -17,7 +17,7 @@ import pytest
 from shortlink import accounts
 from shortlink.storage import connect
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, VIDEO, api, chromium, destination_site, phone
+from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
 
@@ -94,7 +94,7 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
     context = phone(browser, IPHONE, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
-    assert page.get_by_text("Open in app").is_visible()
+    page.get_by_text("Open in app").wait_for(timeout=VISIBLE_WITHIN_MS)
     # The button is the https universal link; the script tries youtube:// once by itself.
     assert page.get_by_text("Open in app").get_attribute("href") == "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
     assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
@@ -140,7 +140,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
     page = context.new_page()
     page.goto(f"{server.base_url}/l/video")
     for label in ("Open in app", "Open in browser", "Continue"):
-        assert page.get_by_text(label, exact=True).is_visible(), label
+        page.get_by_text(label, exact=True).wait_for(timeout=VISIBLE_WITHIN_MS)
     escape = page.get_by_text("Open in browser").get_attribute("href")
     assert escape == f"x-safari-https://127.0.0.1:{server.port}/l/video?iab=1"
     page.screenshot(path=ARTIFACTS / "in-app-interstitial.png")
