@@ -20,6 +20,7 @@ from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
 from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
+from shortlink.app.targeting import Targeting
 from shortlink.app.visits import Visits
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
@@ -127,6 +128,9 @@ class Services:
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
             blocked=blocked_hosts(config.public.blocked_hosts),
+        )
+        self.targeting = Targeting(
+            self.db, self.hosts, changed=link_changed, blocked=blocked_hosts(config.public.blocked_hosts)
         )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)

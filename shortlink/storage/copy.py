@@ -24,6 +24,7 @@ TABLES = (
     "settings",
     "links",
     "link_tags",
+    "link_rules",
     "link_creations",
     "pending_fetches",
     "user_agents",

@@ -29,10 +29,11 @@ from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.tags import TagController
+from shortlink.web.targeting import RulesController
 from shortlink.web.visitor import visitor_handlers
 from shortlink.wiring import Services
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
+API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController, RulesController]
 
 
 class Bound:

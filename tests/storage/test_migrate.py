@@ -15,6 +15,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
 from shortlink.storage.tags import replace_link_tags
+from shortlink.storage.targeting import replace_document
 from shortlink.web.app import create_app
 from tests.conftest import bearer, run_cli, storage_settings
 from tests.support.helpers import store_link
@@ -35,7 +36,7 @@ RANGES = [{"days": days, "to": UNTIL} for days in ("1", "7", "30", "90", "366")]
 def installation(tmp_path):
     """A seeded SQLite installation with a bit of everything: a deleted link (its id must
     never come back), a revoked key, a custom domain, a title still to fetch, a bio page, a
-    dashboard session, a tag."""
+    dashboard session, a tag, link rules."""
     path = tmp_path / "shortlink.db"
     seeded = run_cli(
         "demo", "seed", "--email", EMAIL, "--links", "12", "--clicks", str(CLICKS), "--days", "60", "--db", str(path)
@@ -58,6 +59,8 @@ def installation(tmp_path):
         first_link = conn.execute("SELECT id FROM links ORDER BY id LIMIT 1").fetchone()[0]
         bio.add_button(conn, page["id"], first_link, None)
         replace_link_tags(conn, first_link, account_id, [("spring", "#ff8800")])
+        rules = '{"rules":[{"conditions":[{"type":"os","values":["ios"]}],"url":"https://example.com/ios"}]}'
+        replace_document(conn, first_link, account_id, rules, "2026-01-01T00:00:00.000Z")
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
         sessions.insert_session(conn, "0" * 64, account_id, int(datetime.now(UTC).timestamp() * 1000))
     finally:

@@ -1,0 +1,184 @@
+"""GET/PUT /api/v1/links/{id}/rules through the real app: the document, its validation (every
+error names the rule and the field), the gate, and the rules' life with their link."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+
+import pytest
+
+from shortlink import accounts
+from tests.conftest import bearer, run_cli
+from tests.support.helpers import error_of
+
+
+def create(client, auth, url: str = "https://www.amazon.com/dp/B0TEST?tag=x", **fields) -> dict:
+    response = client.post("/api/v1/links", json={"originalUrl": url, **fields}, headers=auth)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+DOCUMENT = {
+    "rules": [
+        {
+            "conditions": [{"type": "device", "values": ["phone"]}, {"type": "os", "values": ["iOS"]}],
+            "url": "https://example.com/ios",
+        },
+        {
+            "conditions": [{"type": "country", "values": ["de", "AT"]}],
+            "rewrite": {"table": "amazon", "hosts": {"at": "www.amazon.at"}},
+        },
+        {
+            "conditions": [{"type": "language", "values": ["FR"]}, {"type": "inApp", "values": ["any"]}],
+            "url": "https://example.com/fr",
+        },
+        {
+            "conditions": [
+                {"type": "query", "values": ["ref=news"]},
+                {"type": "referrerHost", "values": ["News.YCombinator.com"]},
+            ],
+            "url": "https://example.com/hn",
+        },
+        {
+            "conditions": [
+                {"type": "time", "values": ["09:00-17:00", "2030-01-01T00:00:00+01:00/2030-02-01T00:00:00Z"]}
+            ],
+            "url": "https://example.com/office",
+        },
+        {"split": [{"url": "https://example.com/a", "weight": 50}, {"url": "https://example.com/b", "weight": 50}]},
+    ],
+    "startsAt": "2020-01-01T00:00:00+02:00",
+    "maxClicks": 1000,
+    "fallbackUrl": "https://example.com/sold-out",
+}
+
+
+@pytest.mark.both_backends
+def test_rules_are_stored_normalised_read_back_and_go_with_their_link(client, auth, conn):
+    link = create(client, auth)
+    assert client.get(f"/api/v1/links/{link['id']}/rules", headers=auth).json() == {
+        "data": {"rules": [], "startsAt": None, "maxClicks": None, "fallbackUrl": None}
+    }
+    response = client.put(f"/api/v1/links/{link['id']}/rules", json=DOCUMENT, headers=auth)
+    assert response.status_code == 200, response.text
+    stored = response.json()["data"]
+    assert stored["rules"][0]["conditions"] == [
+        {"type": "device", "values": ["phone"]},
+        {"type": "os", "values": ["ios"]},
+    ]
+    assert stored["rules"][1]["conditions"][0]["values"] == ["DE", "AT"]
+    assert stored["rules"][1]["rewrite"] == {"table": "amazon", "hosts": {"AT": "www.amazon.at"}}
+    assert stored["rules"][2]["conditions"][0]["values"] == ["fr"]
+    assert stored["rules"][3]["conditions"][1]["values"] == ["news.ycombinator.com"]
+    assert stored["rules"][5]["split"] == DOCUMENT["rules"][5]["split"]
+    assert stored["startsAt"] == "2019-12-31T22:00:00.000Z"
+    assert (stored["maxClicks"], stored["fallbackUrl"]) == (1000, "https://example.com/sold-out")
+    assert client.get(f"/api/v1/links/{link['id']}/rules", headers=auth).json()["data"] == stored
+    # The spec's Link object gains no field.
+    assert "rules" not in client.get(f"/api/v1/links/{link['id']}", headers=auth).json()["data"]
+    # An empty document removes the row; deleting the link deletes its rules.
+    client.put(f"/api/v1/links/{link['id']}/rules", json={"rules": []}, headers=auth)
+    assert conn.execute("SELECT count(*) FROM link_rules").fetchone()[0] == 0
+    client.put(f"/api/v1/links/{link['id']}/rules", json=DOCUMENT, headers=auth)
+    assert conn.execute("SELECT count(*) FROM link_rules").fetchone()[0] == 1
+    assert client.delete(f"/api/v1/links/{link['id']}", headers=auth).status_code == 200
+    assert conn.execute("SELECT count(*) FROM link_rules").fetchone()[0] == 0
+
+
+def url_rule(url: str = "https://example.com/x", **rule) -> dict:
+    return {"conditions": [{"type": "device", "values": ["phone"]}], "url": url, **rule}
+
+
+SPLIT_60_50 = [{"url": "https://example.com/a", "weight": 60}, {"url": "https://example.com/b", "weight": 50}]
+
+
+@pytest.mark.parametrize(
+    ("document", "field", "message"),
+    [
+        (
+            {"rules": [url_rule(), {"conditions": [{"type": "planet", "values": ["mars"]}], "url": "https://e.com/"}]},
+            "rules[1].conditions[0].type",
+            "unknown condition 'planet'",
+        ),
+        (
+            {"rules": [{"conditions": [{"type": "country", "values": ["DE", "XX"]}], "url": "https://e.com/"}]},
+            "rules[0].conditions[0].values[1]",
+            "unknown country 'XX'",
+        ),
+        (
+            {"rules": [{"conditions": [{"type": "os", "values": []}], "url": "https://e.com/"}]},
+            "rules[0].conditions[0].values",
+            "at least one value",
+        ),
+        ({"rules": [{"split": []}]}, "rules[0].split", "2-10 variants"),
+        ({"rules": [{"split": SPLIT_60_50}]}, "rules[0].split", "sum to 100 (they sum to 110)"),
+        (
+            {"rules": [{"split": [SPLIT_60_50[0], {**SPLIT_60_50[0], "weight": 40}]}]},
+            "rules[0].split[1].url",
+            "already a variant",
+        ),
+        ({"rules": [{"url": "https://e.com/all"}, url_rule()]}, "rules[1]", "never reached: rules[0]"),
+        ({"rules": [url_rule() for _ in range(51)]}, "rules", "at most 50 rules"),
+        ({"rules": [url_rule("javascript:alert(1)")]}, "rules[0].url", "http or https"),
+        ({"rules": [url_rule(), url_rule("https://sho.rt/l/selfie")]}, "rules[1].url", "own short URL"),
+        (
+            {"rules": [{"conditions": [], "url": "https://e.com/", "split": SPLIT_60_50}]},
+            "rules[0]",
+            "exactly one action",
+        ),
+        ({"rules": [{"rewrite": {"table": "ebay"}}]}, "rules[0].rewrite.table", "unknown table"),
+        (
+            {"rules": [{"conditions": [{"type": "time", "values": ["tomorrow"]}], "url": "https://e.com/"}]},
+            "rules[0].conditions[0].values[0]",
+            "daily UTC window",
+        ),
+        (
+            {"rules": [{"conditions": [{"type": "query", "values": ["ref"]}], "url": "https://e.com/"}]},
+            "rules[0].conditions[0].values[0]",
+            "name=value",
+        ),
+        ({"rules": [], "maxClicks": 0}, "maxClicks", "must be 1-"),
+        ({"rules": [], "fallbackUrl": "ftp://e.com/"}, "fallbackUrl", "http or https"),
+        ({"rules": [], "startsAt": "soon"}, "startsAt", "ISO 8601"),
+        (
+            {"rules": [{"conditions": [{"type": "os", "values": ["ios"], "not": True}], "url": "https://e.com/"}]},
+            "rules[0].conditions[0]",
+            "unknown field `not`",
+        ),
+    ],
+)
+def test_bad_rules_are_the_spec_validation_error_naming_rule_and_field(client, auth, document, field, message):
+    link = create(client, auth, customCode="selfie")
+    response = client.put(f"/api/v1/links/{link['id']}/rules", json=document, headers=auth)
+    assert response.status_code == 400, response.text
+    assert error_of(response) == "VALIDATION_ERROR"
+    text = response.json()["error"]["message"]
+    assert text.startswith(f"{field}: ") and message in text, text
+
+
+def test_rules_of_another_accounts_link_are_not_found_and_the_gate_applies(client, auth, new_key, conn):
+    other = bearer(new_key("other@example.com"))
+    link = create(client, auth)
+    for call in (
+        lambda headers: client.get(f"/api/v1/links/{link['id']}/rules", headers=headers),
+        lambda headers: client.put(f"/api/v1/links/{link['id']}/rules", json={"rules": []}, headers=headers),
+    ):
+        assert error_of(call(other)) == "NOT_FOUND"
+        assert call({}).status_code == 401
+        assert "X-RateLimit-Limit" in call(auth).headers
+    accounts.set_subscription(conn, "owner@example.com", False)
+    assert error_of(client.get(f"/api/v1/links/{link['id']}/rules", headers=auth)) == "SUBSCRIPTION_REQUIRED"
+    schema = client.get("/api/v1/schema/openapi.json").json()
+    assert {"get", "put"} <= set(schema["paths"]["/api/v1/links/{id}/rules"])
+
+
+def test_rules_travel_with_a_backup(client, auth, storage, tmp_path):
+    link = create(client, auth)
+    stored = client.put(f"/api/v1/links/{link['id']}/rules", json=DOCUMENT, headers=auth).json()["data"]
+    copy = tmp_path / "copy.db"
+    run_cli("backup", str(copy), "--db", storage)
+    with contextlib.closing(sqlite3.connect(copy)) as conn:
+        (document,) = conn.execute("SELECT document FROM link_rules").fetchone()
+    assert json.loads(document) == stored
