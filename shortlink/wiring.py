@@ -20,7 +20,7 @@ from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
 from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
-from shortlink.app.targeting import Targeting
+from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
 from shortlink.app.visits import Visits
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.worker import TitleFetcher
@@ -32,6 +32,7 @@ from shortlink.storage import Connection, Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.storage.sqlite import SqliteDatabase
+from shortlink.targeting.split import DayKeys
 from shortlink.visits.cache import LinkCache
 from shortlink.visits.countries import open_table
 from shortlink.visits.invalidation import LinkChanges
@@ -129,9 +130,6 @@ class Services:
             fetch_wanted=self.fetcher.notify,
             blocked=blocked_hosts(config.public.blocked_hosts),
         )
-        self.targeting = Targeting(
-            self.db, self.hosts, changed=link_changed, blocked=blocked_hosts(config.public.blocked_hosts)
-        )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
         self.analytics = Analytics(self.db)
@@ -152,6 +150,11 @@ class Services:
             self._limiter("password", limits.password_attempts_per_minute),
             config.trusted_networks,
             lambda: self._cookie_secret,
+            caps=ClickCaps() if self.redis is None else SharedClickCaps(self.redis),
+            split_keys=DayKeys(None if shared_keys is None else shared_keys.key),
+        )
+        self.targeting = Targeting(
+            self.db, self.hosts, self.visits, changed=link_changed, blocked=blocked_hosts(config.public.blocked_hosts)
         )
         self.public = PublicShortener(
             config.public,

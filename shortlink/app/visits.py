@@ -17,14 +17,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
 
 from shortlink.app.hosts import Hosts
+from shortlink.app.targeting import ClickCaps
 from shortlink.client_address import Network, address_of
 from shortlink.links.rules import verify_password
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
-from shortlink.visits import passwords, respond
+from shortlink.storage.labels import UNKNOWN_COUNTRY
+from shortlink.targeting.matcher import Facts
+from shortlink.targeting.schema import SimulatedResult, SimulatedVisit
+from shortlink.targeting.split import DayKeys, bucket
+from shortlink.visits import enrich, passwords, respond
 from shortlink.visits.cache import LinkCache, VisitTarget
 from shortlink.visits.classify import Visitor, classify
 from shortlink.visits.click import Click
+from shortlink.visits.countries import CountryTable
 from shortlink.visits.loader import LinkLoader
 from shortlink.visits.recorder import ClickRecorder
 
@@ -33,6 +39,7 @@ class VisitRequest:
     """What the visitor path reads of a request; the transport fills it in one pass."""
 
     __slots__ = (
+        "accept_language",
         "ch_mobile",
         "ch_platform",
         "cookie",
@@ -48,7 +55,7 @@ class VisitRequest:
     def __init__(self, peer: str, query: str) -> None:
         self.peer, self.query = peer, query
         self.host = self.user_agent = self.ch_platform = self.ch_mobile = ""
-        self.referrer = self.cookie = self.country = ""
+        self.referrer = self.cookie = self.country = self.accept_language = ""
         self.forwarded_for: str | None = None
 
 
@@ -61,6 +68,13 @@ class RememberCookie:
         self.name, self.path, self.value = name, path, value
 
     max_age = passwords.REMEMBER_SECONDS
+
+
+def _result(rule: int | None, variant: int | None, reply: respond.Reply, page: str) -> SimulatedResult:
+    location = reply.headers.get("Location")
+    return SimulatedResult(
+        rule=rule, variant=variant, status=reply.status, location=location, page=None if location else page
+    )
 
 
 def _cookie(cookie_header: str, name: str) -> str | None:
@@ -81,9 +95,18 @@ class Visits:
         password_limiter: Limiter,
         trusted_proxies: Sequence[Network],
         cookie_secret: Callable[[], bytes],
+        *,
+        caps: ClickCaps | None = None,
+        split_keys: DayKeys | None = None,
+        countries: CountryTable | None = None,
     ):
+        """`caps`, `split_keys`, `countries`: what link rules use (app.targeting, targeting.split,
+        the [geoip] table), shared between processes when Redis is."""
         self.hosts, self.cache, self.recorder = hosts, cache, recorder
-        self.loader = LinkLoader(db, cache)
+        self.loader = LinkLoader(db, cache, hosts.is_ours)
+        self.caps = caps or ClickCaps()
+        self.split_keys = split_keys or DayKeys()
+        self.countries = countries or recorder.countries
         self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
         self._cookie_secret = cookie_secret
 
@@ -102,9 +125,9 @@ class Visits:
         target = await self.resolve(code, request.host)
         if target is None:
             return respond.not_found()
-        closed = respond.unavailable(target, time.time())
+        closed = respond.closed_state(target, time.time())
         if closed is not None:
-            return closed
+            return respond.closed_page(target, closed)
         return target, classify(request.user_agent, request.ch_platform, request.ch_mobile)
 
     # GET and HEAD
@@ -119,10 +142,12 @@ class Visits:
         target, visitor = opened
         if target.password_hash is not None and (visitor.is_bot or not self._remembered(target, code, request)):
             return respond.password_form(target)  # bots never get past it
-        reply = self._destination(target, code, visitor, request)
-        if not head:
-            self.track(target, request, visitor)
-        return reply
+        if target.rules is None:
+            reply = self._destination(target, code, visitor, request)
+            if not head:
+                self.track(target, request, visitor)
+            return reply
+        return await self._routed(target, code, visitor, request, head=head)
 
     # POST: the password form
 
@@ -149,9 +174,114 @@ class Visits:
             value = passwords.make_cookie_value(secret, target.public_id, target.password_hash)
             cookie = RememberCookie(passwords.cookie_name(code), f"/l/{code}", value)
         # 303: the browser follows a form POST with a GET to the destination.
+        if target.rules is not None:
+            return await self._routed(target, code, visitor, request, head=False, redirect_status=303), cookie
         reply = self._destination(target, code, visitor, request, redirect_status=303)
         self.track(target, request, visitor)
         return reply, cookie
+
+    # link rules
+
+    async def _routed(
+        self,
+        target: VisitTarget,
+        code: str,
+        visitor: Visitor,
+        request: VisitRequest,
+        *,
+        head: bool,
+        redirect_status: int = 302,
+    ) -> respond.Reply:
+        """A visit of a link with rules: the cap on human clicks, then the first rule that
+        holds; the click keeps which rule and variant sent it."""
+        routed = await self.route(target, visitor, request, time.time(), count=not head)
+        if isinstance(routed, respond.Reply):
+            return routed
+        destination, rule, variant = routed
+        reply = self._destination(destination, code, visitor, request, redirect_status)
+        if not head:
+            self.track(target, request, visitor, rule, variant)
+        return reply
+
+    async def route(
+        self,
+        target: VisitTarget,
+        visitor: Visitor,
+        request: VisitRequest,
+        now: float,
+        *,
+        count: bool,
+        country: str | None = None,
+    ) -> respond.Reply | tuple[VisitTarget, int, int]:
+        """Where a link's rules send this visit: the capped page (or the fallback), or the
+        target and the (rule, variant) that chose it, (-1, -1) for the link's own destination.
+        With `count`, a human visit uses up a click of the cap. `country`: the tester's
+        simulated country instead of the request's."""
+        rules = target.rules
+        assert rules is not None
+        if rules.max_clicks is not None and not await self.caps.take(
+            target.link_id, rules.stored_clicks, rules.max_clicks, count and not visitor.is_bot
+        ):
+            return respond.capped() if rules.fallback_url is None else respond.fallback(rules.fallback_url)
+        if not rules.rules:
+            return target, -1, -1
+        facts = Facts(
+            visitor,
+            request.user_agent,
+            query=request.query,
+            referrer=request.referrer,
+            accept_language=request.accept_language,
+            country_of=(lambda: country) if country is not None else (lambda: self.country_of(request)),
+            now=now,
+        )
+        key = b""
+        if rules.has_split:
+            key = self.split_keys.current(now) or await self.split_keys.fetch(now)
+        visitor_key = f"{self.address(request)[0]}\n{request.user_agent}"
+        match = rules.match(facts, lambda rule: bucket(key, visitor_key, target.link_id, rule))
+        if match is None:
+            return target, -1, -1
+        return match.target, match.rule, match.variant
+
+    async def simulate(self, target: VisitTarget, visit: SimulatedVisit, now: float) -> SimulatedResult:
+        """What this simulated visitor would get of the link (the tester): no click is recorded
+        and no click of the cap is used up."""
+        request = VisitRequest("", visit.query)
+        request.user_agent, request.accept_language, request.referrer = (
+            visit.user_agent,
+            visit.accept_language,
+            visit.referrer,
+        )
+        closed = respond.closed_state(target, now)
+        if closed is not None:
+            return _result(None, None, respond.closed_page(target, closed), closed)
+        visitor = classify(visit.user_agent)
+        if target.password_hash is not None:
+            return _result(None, None, respond.password_form(target), "password")
+        destination, rule, variant = target, -1, -1
+        if target.rules is not None:
+            routed = await self.route(target, visitor, request, now, count=False, country=visit.country or "")
+            if isinstance(routed, respond.Reply):
+                return _result(None, None, routed, "capped")
+            destination, rule, variant = routed
+        _, plan = respond.plan_for(
+            destination, visitor, visit.query, lambda: self.short_url("", target.code, visit.query)
+        )
+        return SimulatedResult(
+            rule=None if rule < 0 else rule,
+            variant=None if variant < 0 else variant,
+            status=302 if plan.action == "redirect" else 200,
+            location=plan.location,
+            page=None if plan.action == "redirect" else plan.action,
+            app_url=plan.app_url,
+        )
+
+    def country_of(self, request: VisitRequest) -> str:
+        """The visitor's country for a rule: the trusted proxy's header, else the [geoip] table;
+        "" when unknown."""
+        ip, via_trusted_proxy = self.address(request)
+        code = enrich.country_of(ip, request.country if via_trusted_proxy else "", self.countries)
+        return "" if code == UNKNOWN_COUNTRY else code
 
     # decide and respond
 
@@ -177,7 +307,9 @@ class Visits:
 
     # track
 
-    def track(self, target: VisitTarget, request: VisitRequest, visitor: Visitor) -> None:
+    def track(
+        self, target: VisitTarget, request: VisitRequest, visitor: Visitor, rule: int = -1, variant: int = -1
+    ) -> None:
         ip, via_trusted_proxy = self.address(request)
         campaign = ""
         if "utm_source=" in request.query:
@@ -195,5 +327,7 @@ class Visits:
                 ip,
                 request.country if via_trusted_proxy else "",
                 visitor.is_bot,
+                rule,
+                variant,
             )
         )

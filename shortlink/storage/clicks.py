@@ -50,6 +50,8 @@ class StoredClick(NamedTuple):
     user_agent: str
     visitor: int
     is_bot: int  # 1 for a bot or previewer: stored raw, left out of every rollup
+    rule: int = -1  # the link rule that sent the click (its index), -1: the link's own destination
+    variant: int = -1  # the variant of that rule's split, -1: no split
 
 
 def encode_batch(clicks: list[StoredClick]) -> str:
@@ -84,7 +86,7 @@ def delete_raw_clicks_before(conn: Connection, ts_ms: int, limit: int) -> int:
 
 
 # StoredClick's fields as SQL types, for `_batch_columns`.
-_STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer"
+_STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer integer integer"
 # The message of the abort that a batch with clicks of a deleted link ends in, on SQLite.
 _DELETED_LINKS = "a link of the click batch was deleted"
 
@@ -127,8 +129,10 @@ def _counting(b: str) -> list[str]:
         "INSERT INTO user_agents (text, device, browser, os)"
         f" SELECT user_agent, min(device), min(browser), min(os) FROM {b} WHERE true GROUP BY user_agent"
         " ON CONFLICT (text) DO NOTHING",
-        "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot)"
-        " SELECT b.link_id, b.account_id, b.ts, u.id, b.country, b.referrer, b.campaign, b.visitor, b.is_bot"
+        "INSERT INTO click_rows (link_id, account_id, ts, agent_id, country, referrer, campaign, visitor, is_bot,"
+        " rule, variant)"
+        " SELECT b.link_id, b.account_id, b.ts, u.id, b.country, b.referrer, b.campaign, b.visitor, b.is_bot,"
+        " nullif(b.rule, -1), nullif(b.variant, -1)"
         f" FROM {b} JOIN user_agents AS u ON u.text = b.user_agent ORDER BY b.position",
         "UPDATE links SET click_count = click_count + n.clicks"
         f" FROM (SELECT link_id, count(*) AS clicks FROM {b} GROUP BY link_id) AS n WHERE links.id = n.link_id",
@@ -146,6 +150,25 @@ def _counting(b: str) -> list[str]:
         "INSERT INTO link_visitors (link_id, day, visitor, account_id)"
         f" SELECT link_id, day, visitor, min(account_id) FROM {b} WHERE is_bot = 0"
         " GROUP BY link_id, day, visitor ON CONFLICT DO NOTHING",
+        *_rule_counts(b),
+    ]
+
+
+def _rule_counts(b: str) -> list[str]:
+    """Link rules (migration 0012): the human clicks each link's rules document has seen (what
+    maxClicks is measured against), and the daily rollups per rule and variant. Each reads only
+    the batch's clicks that a rule sent, or that a link with rules had."""
+    return [
+        "UPDATE link_rules SET human_clicks = human_clicks + n.clicks"
+        f" FROM (SELECT link_id, count(*) AS clicks FROM {b} WHERE is_bot = 0 GROUP BY link_id) AS n"
+        " WHERE link_rules.link_id = n.link_id",
+        "INSERT INTO link_rule_days (link_id, day, rule, variant, clicks)"
+        f" SELECT link_id, day, rule, variant, count(*) FROM {b} WHERE is_bot = 0 AND rule >= 0"
+        " GROUP BY link_id, day, rule, variant"
+        " ON CONFLICT (link_id, day, rule, variant) DO UPDATE SET clicks = link_rule_days.clicks + excluded.clicks",
+        "INSERT INTO link_rule_visitors (link_id, day, rule, variant, visitor)"
+        f" SELECT link_id, day, rule, variant, visitor FROM {b} WHERE is_bot = 0 AND rule >= 0"
+        " GROUP BY link_id, day, rule, variant, visitor ON CONFLICT DO NOTHING",
     ]
 
 

@@ -25,6 +25,8 @@ TABLES = (
     "links",
     "link_tags",
     "link_rules",
+    "link_rule_days",
+    "link_rule_visitors",
     "link_creations",
     "pending_fetches",
     "user_agents",

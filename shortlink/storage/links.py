@@ -76,9 +76,11 @@ def link_by_code(conn: Connection, code: str) -> Row | None:
 
 
 # The columns a visit reads, in the order of visits.cache.VisitTarget's fields.
+# Then the link's rules document and its human clicks (NULL for a link without rules).
 _VISIT_TARGETS = (
-    "SELECT id, public_id, account_id, short_code, original_url, platform, ios_url, android_url, title,"
-    " is_active, expires_at, password_hash FROM links WHERE short_code IN ({})"
+    "SELECT l.id, l.public_id, l.account_id, l.short_code, l.original_url, l.platform, l.ios_url, l.android_url,"
+    " l.title, l.is_active, l.expires_at, l.password_hash, r.document, r.human_clicks"
+    " FROM links AS l LEFT JOIN link_rules AS r ON r.link_id = l.id WHERE l.short_code IN ({})"
 )
 # Codes per statement: well under every engine's limit on parameters.
 MAX_CODES_PER_READ = 256

@@ -22,3 +22,16 @@ def replace_document(conn: Connection, link_id: int, account_id: int, document: 
             " ON CONFLICT (link_id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at",
             (link_id, account_id, document, now),
         )
+
+
+def rule_days(conn: Connection, link_id: int, first_day: str, last_day: str) -> list[tuple[int, int, str, int, int]]:
+    """(rule, variant, day, clicks, unique visitors) of the link's rollups in the days given,
+    by rule, variant and day."""
+    rows = conn.execute(
+        "SELECT d.rule, d.variant, d.day, d.clicks,"
+        " (SELECT count(*) FROM link_rule_visitors AS v WHERE v.link_id = d.link_id AND v.day = d.day"
+        "  AND v.rule = d.rule AND v.variant = d.variant)"
+        " FROM link_rule_days AS d WHERE d.link_id = ? AND d.day BETWEEN ? AND ? ORDER BY d.rule, d.variant, d.day",
+        (link_id, first_day, last_day),
+    )
+    return [tuple(row) for row in rows]

@@ -55,3 +55,52 @@ class RulesDocument(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, re
 
 class RulesResponse(msgspec.Struct):
     data: RulesDocument
+
+
+class SimulatedVisit(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, rename="camel"):
+    """A visitor for the tester: what a request would carry. Nothing is recorded."""
+
+    user_agent: Annotated[str, Meta(max_length=512)] = ""
+    country: Annotated[str | None, Meta(description="ISO 3166-1 alpha-2; none: unknown")] = None
+    accept_language: Annotated[str, Meta(max_length=512)] = ""
+    query: Annotated[str, Meta(max_length=2048, description="the short URL's query string, without '?'")] = ""
+    referrer: Annotated[str, Meta(max_length=2048)] = ""
+    time: Annotated[str | None, Meta(description="ISO 8601 with offset; none: now")] = None
+
+
+class SimulatedResult(msgspec.Struct, kw_only=True, rename="camel"):
+    rule: int | None  # the index of the rule that matched, None: the link's own destination
+    variant: int | None  # the split's variant, None: no split
+    status: int  # the HTTP status the visitor would get
+    location: str | None  # where the visitor is sent (a redirect's target, a page's website link)
+    page: str | None  # None for a redirect; else ios | store | in_app | paused | expired | notYet | capped | password
+    app_url: str | None = None  # the app URL a page offers
+
+
+class SimulatedResponse(msgspec.Struct):
+    data: SimulatedResult
+
+
+class RuleDay(msgspec.Struct, rename="camel"):
+    date: str
+    clicks: int
+    unique_visitors: int
+
+
+class RuleStats(msgspec.Struct, rename="camel"):
+    rule: int
+    variant: int | None
+    clicks: int
+    unique_visitors: int  # summed over days: a visitor is known within a day only
+    days: list[RuleDay]
+
+
+class RuleAnalytics(msgspec.Struct, rename="camel"):
+    link_id: str
+    start: str = msgspec.field(name="from")
+    end: str = msgspec.field(name="to")
+    rules: list[RuleStats] = msgspec.field(default_factory=list)
+
+
+class RuleAnalyticsResponse(msgspec.Struct):
+    data: RuleAnalytics

@@ -7,9 +7,10 @@ from collections.abc import Callable
 import msgspec
 
 from shortlink.links import service as links
-from shortlink.storage import Connection
+from shortlink.storage import Connection, Row
+from shortlink.storage import links as link_store
 from shortlink.storage import targeting as store
-from shortlink.targeting.schema import RulesDocument
+from shortlink.targeting.schema import RuleAnalytics, RuleDay, RulesDocument, RuleStats
 from shortlink.targeting.validate import LinkContext, validated
 from shortlink.times import to_iso, utcnow
 
@@ -44,3 +45,24 @@ def set_link_rules(
     encoded = None if is_empty(checked) else msgspec.json.encode(checked).decode()
     store.replace_document(conn, row["id"], account_id, encoded, to_iso(utcnow()))
     return checked, row["short_code"]
+
+
+def visit_target_row(conn: Connection, account_id: int, link_id: str) -> Row:
+    """The visitor path's row of the account's link, its rules included, read now (the tester
+    sees the rules as stored, not as a cache holds them)."""
+    row = links.owned_row(conn, account_id, link_id)
+    return link_store.visit_target_rows(conn, [row["short_code"]])[0]
+
+
+def rule_analytics(conn: Connection, account_id: int, link_id: str, first_day: str, last_day: str) -> RuleAnalytics:
+    """Human clicks and unique visitors per rule and variant per day, from the rollups."""
+    row = links.owned_row(conn, account_id, link_id)
+    found: dict[tuple[int, int], RuleStats] = {}
+    for rule, variant, day, clicks, visitors in store.rule_days(conn, row["id"], first_day, last_day):
+        stats = found.get((rule, variant))
+        if stats is None:
+            stats = found[(rule, variant)] = RuleStats(rule, None if variant < 0 else variant, 0, 0, [])
+        stats.clicks += clicks
+        stats.unique_visitors += visitors
+        stats.days.append(RuleDay(day, clicks, visitors))
+    return RuleAnalytics(link_id, first_day, last_day, list(found.values()))

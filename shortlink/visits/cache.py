@@ -14,6 +14,7 @@ import msgspec
 
 from shortlink.links.platforms import Platform
 from shortlink.storage import Row
+from shortlink.targeting.matcher import CompiledRules
 from shortlink.times import from_iso
 
 # What the cache may hold: some 55,000 links with URLs of a typical length, fewer with long ones.
@@ -38,11 +39,17 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     is_active: bool
     expires_at: float | None  # Unix seconds
     password_hash: str | None
+    # The link's rules and limits, compiled (targeting.matcher); None for a link without: then
+    # the visit never looks at them.
+    rules: CompiledRules[VisitTarget] | None = None
 
 
 def target_from_row(row: Row) -> VisitTarget:
-    """The entry for a row of `storage.links.visit_target_rows` (its columns in field order)."""
-    link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = row
+    """The entry for a row of `storage.links.visit_target_rows` (its columns in field order; the
+    rules document that follows them is compiled by `visits.loader`)."""
+    link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = (
+        tuple(row)[:12]
+    )
     return VisitTarget(
         link_id,
         public_id,
@@ -108,4 +115,5 @@ def entry_size(code: str, target: VisitTarget | None) -> int:
         + 2 * len(code)  # the key and the target's own copy
         + sum(len(text) for text in texts if text)
         + (len(target.password_hash) if target.password_hash else 0)
+        + (target.rules.size if target.rules is not None else 0)
     )

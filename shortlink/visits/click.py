@@ -20,3 +20,5 @@ class Click(msgspec.Struct, array_like=True, gc=False, frozen=True):
     ip: str  # client IP after the trusted-proxy rules
     country_hint: str  # ISO alpha-2 from a trusted proxy's country header, "" when none
     is_bot: bool
+    rule: int = -1  # the link rule that sent the visitor (its index), -1: the link's own destination
+    variant: int = -1  # the variant of that rule's split, -1: no split

@@ -10,15 +10,47 @@ A cached link never waits here (see `app.visits.Visits.resolve`); a miss waits o
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-from shortlink.storage import Database
+import msgspec
+
+from shortlink.links.platforms import detect_platform
+from shortlink.storage import Database, Row
 from shortlink.storage import links as link_store
+from shortlink.targeting.matcher import CompiledRules, decode
 from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
+
+# Memory of compiled rules beyond their document's text: closures, targets, tuples.
+RULES_OVERHEAD_FACTOR = 4
+
+
+def with_rules(row: Row, is_ours: Callable[[str], bool] = lambda _host: False) -> VisitTarget:
+    """The cache entry of a `visit_target_rows` row, its rules compiled when it has any. Each
+    URL of a rule becomes the link's entry with that destination (its platform detected once,
+    no store URLs of the link's own), so a rule's URL is treated as a destination is."""
+    target = target_from_row(row)
+    document, stored_clicks = row[12], row[13]
+    if document is None:
+        return target
+
+    def make_target(url: str) -> VisitTarget:
+        return msgspec.structs.replace(
+            target, original_url=url, platform=detect_platform(url, is_ours), ios_url=None, android_url=None
+        )
+
+    rules = CompiledRules(
+        decode(document),
+        make_target,
+        target.original_url,
+        stored_clicks=stored_clicks or 0,
+        size=len(document) * RULES_OVERHEAD_FACTOR,
+    )
+    return msgspec.structs.replace(target, rules=rules)
 
 
 class LinkLoader:
-    def __init__(self, db: Database, cache: LinkCache):
-        self.db, self.cache = db, cache
+    def __init__(self, db: Database, cache: LinkCache, is_ours: Callable[[str], bool] = lambda _host: False):
+        self.db, self.cache, self.is_ours = db, cache, is_ours
         # code → one future per waiting visit: a visit cancelled while it waits cancels
         # only its own future, never another visit's.
         self._waiting: dict[str, list[asyncio.Future[VisitTarget | None]]] = {}
@@ -43,7 +75,7 @@ class LinkLoader:
                     if not future.done():
                         future.set_exception(error)
             return
-        found = {row[3]: target_from_row(row) for row in rows}  # row[3]: the code
+        found = {row[3]: with_rules(row, self.is_ours) for row in rows}  # row[3]: the code
         for code, futures in waiting.items():
             target = found.get(code)
             self.cache.put(code, target)

@@ -141,6 +141,16 @@ def expired_page() -> str:
     return _message("Link expired", "This link has expired and no longer leads anywhere.")
 
 
+def not_yet_page(opens_at: str) -> str:
+    """Link rules' start time: the link exists and will open (never a 404)."""
+    return _message("Not open yet", f"This link opens on {opens_at}. Please come back then.")
+
+
+def capped_page() -> str:
+    """Link rules' cap on human clicks, reached."""
+    return _message("Link unavailable", "This link has reached its limit of visits and no longer leads anywhere.")
+
+
 def password_page(destination: str, title: str | None, error: str | None = None) -> str:
     # No action attribute: the form posts to this very URL, query (utm_*) included.
     notice = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""

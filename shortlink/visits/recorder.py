@@ -193,6 +193,8 @@ class ClickRecorder:
             click.user_agent,
             enrich.visitor_hash(self._day_key(day), click.ip, click.user_agent),
             int(click.is_bot),
+            click.rule,
+            click.variant,
         )
 
     async def _share_day_keys(self, day_numbers: set[int]) -> None:

@@ -7,12 +7,13 @@ so every response kind can be tested as a plain function call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from urllib.parse import parse_qsl
 
 import msgspec
 
 from shortlink.visits import pages
-from shortlink.visits.appurls import ESCAPE_MARKER, plan_visit
+from shortlink.visits.appurls import ESCAPE_MARKER, Plan, plan_visit
 from shortlink.visits.cache import VisitTarget
 from shortlink.visits.classify import Visitor
 from shortlink.visits.utm import forward_utm
@@ -40,13 +41,45 @@ def not_found() -> Reply:
     return page(404, pages.not_found_page())
 
 
-def unavailable(target: VisitTarget, now: float) -> Reply | None:
-    """The page for a paused or expired link; None when it may be visited."""
+def closed_state(target: VisitTarget, now: float) -> str | None:
+    """paused, expired, notYet (link rules' start time), or None when the link may be visited."""
     if not target.is_active:
-        return page(404, pages.paused_page())
+        return "paused"
     if target.expires_at is not None and now >= target.expires_at:
-        return page(410, pages.expired_page())
+        return "expired"
+    rules = target.rules
+    if rules is not None and rules.starts_at is not None and now < rules.starts_at:
+        return "notYet"
     return None
+
+
+def closed_page(target: VisitTarget, state: str) -> Reply:
+    """The page of a closed link, or a redirect to link rules' fallback when it has one."""
+    if target.rules is not None and target.rules.fallback_url is not None:
+        return fallback(target.rules.fallback_url)
+    if state == "paused":
+        return page(404, pages.paused_page())
+    if state == "expired":
+        return page(410, pages.expired_page())
+    assert target.rules is not None and target.rules.starts_at is not None
+    return not_yet(target.rules.starts_at)
+
+
+def not_yet(starts_at: float) -> Reply:
+    """Before a link's start time (link rules): 200, since the link is there and will open."""
+    opens = datetime.fromtimestamp(starts_at, UTC).strftime("%Y-%m-%d at %H:%M UTC")
+    return page(200, pages.not_yet_page(opens))
+
+
+def capped() -> Reply:
+    """A link whose cap on human clicks is reached (link rules): 410, as an expired link."""
+    return page(410, pages.capped_page())
+
+
+def fallback(url: str) -> Reply:
+    """Link rules' fallback, instead of the expired, paused, capped or not-yet page: a plain
+    redirect (it is where the owner sends visitors the link no longer takes anywhere)."""
+    return Reply(302, {"Location": url, **REDIRECT_HEADERS})
 
 
 def too_many_attempts(retry_after: int) -> Reply:
@@ -68,13 +101,10 @@ def was_escaped(query_string: str) -> bool:
     return _MARKER_PARAMETER in query_string and any(key == ESCAPE_MARKER for key, _ in parse_qsl(query_string))
 
 
-def destination(
-    target: VisitTarget, visitor: Visitor, query_string: str, short_url: Callable[[], str], redirect_status: int = 302
-) -> Reply:
-    """The redirect or interstitial that takes the visitor to the link's destination.
-
-    `short_url` builds this request's short URL; only in-app visitors need it (for the
-    "Open in browser" escape), so a redirect never pays for it."""
+def plan_for(
+    target: VisitTarget, visitor: Visitor, query_string: str, short_url: Callable[[], str]
+) -> tuple[str, Plan]:
+    """The destination's web URL (utm_* forwarded) and the plan that takes this visitor there."""
     web_url = forward_utm(target.original_url, query_string)
     ios_url = forward_utm(target.ios_url, query_string) if target.ios_url else None
     android_url = forward_utm(target.android_url, query_string) if target.android_url else None
@@ -88,6 +118,17 @@ def destination(
         short_url() if in_app else "",
         escaped=in_app and was_escaped(query_string),
     )
+    return web_url, plan
+
+
+def destination(
+    target: VisitTarget, visitor: Visitor, query_string: str, short_url: Callable[[], str], redirect_status: int = 302
+) -> Reply:
+    """The redirect or interstitial that takes the visitor to the link's destination.
+
+    `short_url` builds this request's short URL; only in-app visitors need it (for the
+    "Open in browser" escape), so a redirect never pays for it."""
+    web_url, plan = plan_for(target, visitor, query_string, short_url)
     if plan.action == "redirect":
         return Reply(redirect_status, {"Location": plan.location, **REDIRECT_HEADERS})
     return page(200, _PAGES[plan.action](plan, target.title, web_url))

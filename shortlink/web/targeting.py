@@ -1,13 +1,22 @@
-"""GET and PUT /links/{id}/rules: a link's rules, an extension beside the spec's resources."""
+"""GET and PUT /links/{id}/rules, POST /links/{id}/rules/test: a link's rules and their tester, extensions
+beside the spec's resources."""
 
 from __future__ import annotations
 
-from litestar import Controller, get, put
+from litestar import Controller, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from shortlink.accounts import Principal
-from shortlink.targeting.schema import RulesDocument, RulesResponse
+from shortlink.analytics.ranges import DEFAULT_DAYS
+from shortlink.targeting.schema import (
+    RuleAnalyticsResponse,
+    RulesDocument,
+    RulesResponse,
+    SimulatedResponse,
+    SimulatedVisit,
+)
+from shortlink.web.analytics import Days, From, To
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services
 
@@ -35,3 +44,34 @@ class RulesController(Controller):
         services: NamedDependency[Services],
     ) -> RulesResponse:
         return RulesResponse(await services.targeting.set_rules(principal.account_id, id, data))
+
+    @post(
+        "/{id:str}/rules/test",
+        status_code=200,
+        responses=error_responses(404),
+        summary="What a simulated visitor would get of the link (extension); records no click",
+    )
+    async def test(
+        self,
+        id: FromPath[str],
+        data: JSONBody[SimulatedVisit],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+    ) -> SimulatedResponse:
+        return SimulatedResponse(await services.targeting.test(principal.account_id, id, data))
+
+    @get(
+        "/{id:str}/rules/analytics",
+        responses=error_responses(404),
+        summary="Human clicks and unique visitors per rule and variant per day (extension)",
+    )
+    async def analytics(
+        self,
+        id: FromPath[str],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+        days: Days = str(DEFAULT_DAYS),
+        start: From = None,
+        end: To = None,
+    ) -> RuleAnalyticsResponse:
+        return RuleAnalyticsResponse(await services.targeting.analytics(principal.account_id, id, days, start, end))

@@ -45,6 +45,8 @@ def read_request(scope: Scope, country_header: bytes) -> VisitRequest:
             request.forwarded_for = value.decode("latin-1")
         elif name == b"cookie":
             request.cookie = value.decode("latin-1")
+        elif name == b"accept-language":
+            request.accept_language = value.decode("latin-1")[:MAX_USER_AGENT]
         elif name == country_header:
             request.country = value.decode("latin-1")[:2].upper()
     return request

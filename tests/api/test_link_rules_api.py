@@ -182,3 +182,130 @@ def test_rules_travel_with_a_backup(client, auth, storage, tmp_path):
     with contextlib.closing(sqlite3.connect(copy)) as conn:
         (document,) = conn.execute("SELECT document FROM link_rules").fetchone()
     assert json.loads(document) == stored
+
+
+IPHONE = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+)
+ANDROID = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.6778.81 Mobile Safari/537.36"
+)
+
+WINDOWS = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:130.0) Gecko/20100101 Firefox/130.0"
+
+
+@pytest.mark.both_backends
+def test_the_tester_answers_what_a_visitor_would_get_and_records_nothing(client, auth, conn):
+    link = create(client, auth)
+    rules = {
+        "rules": [
+            {"conditions": [{"type": "os", "values": ["ios"]}], "url": "https://www.youtube.com/watch?v=dQw4w9WgXcQ"},
+            {"conditions": [{"type": "country", "values": ["DE"]}], "rewrite": {"table": "amazon"}},
+            {"conditions": [{"type": "language", "values": ["fr"]}], "url": "https://example.com/fr"},
+            {
+                "conditions": [{"type": "time", "values": ["2030-01-01T00:00:00Z/2030-01-02T00:00:00Z"]}],
+                "url": "https://example.com/new-year",
+            },
+            {
+                "conditions": [{"type": "referrerHost", "values": ["t.co"]}],
+                "split": [
+                    {"url": "https://example.com/a", "weight": 50},
+                    {"url": "https://example.com/b", "weight": 50},
+                ],
+            },
+        ],
+        "maxClicks": 1,
+        "fallbackUrl": "https://example.com/gone",
+    }
+    client.put(f"/api/v1/links/{link['id']}/rules", json=rules, headers=auth)
+
+    def test(**visit) -> dict:
+        response = client.post(f"/api/v1/links/{link['id']}/rules/test", json=visit, headers=auth)
+        assert response.status_code == 200, response.text
+        return response.json()["data"]
+
+    iphone = test(userAgent=IPHONE)
+    assert (iphone["rule"], iphone["status"], iphone["page"]) == (0, 200, "ios")
+    assert iphone["appUrl"] and iphone["location"].startswith("https://www.youtube.com/")
+    german = test(userAgent=WINDOWS, country="de", query="utm_source=x")
+    assert german["rule"] == 1 and german["location"] == "https://www.amazon.de/dp/B0TEST?tag=x&utm_source=x"
+    on_android = test(userAgent=ANDROID, country="DE")  # the rewritten destination opens the app
+    assert on_android["location"].startswith("intent://www.amazon.de/dp/B0TEST?tag=x#Intent;")
+    assert test(userAgent=ANDROID, acceptLanguage="fr-FR,fr;q=0.9")["location"] == "https://example.com/fr"
+    assert test(userAgent=ANDROID, time="2030-01-01T12:00:00+01:00")["rule"] == 3
+    split = test(userAgent=ANDROID, referrer="https://t.co/abc")
+    assert (split["rule"], split["variant"] in (0, 1)) == (4, True)
+    assert test(userAgent=WINDOWS) == {
+        "rule": None,
+        "variant": None,
+        "status": 302,
+        "location": link["originalUrl"],
+        "page": None,
+        "appUrl": None,
+    }
+    # Before a start time: the fallback; the tester neither records nor uses up the cap.
+    rules["startsAt"] = "2999-01-01T00:00:00Z"
+    client.put(f"/api/v1/links/{link['id']}/rules", json=rules, headers=auth)
+    assert test(userAgent=ANDROID)["location"] == "https://example.com/gone"
+    assert test(userAgent=ANDROID, time="3000-01-01T00:00:00Z")["status"] == 302
+    del rules["fallbackUrl"]
+    client.put(f"/api/v1/links/{link['id']}/rules", json=rules, headers=auth)
+    assert test(userAgent=ANDROID) == {
+        "rule": None,
+        "variant": None,
+        "status": 200,
+        "location": None,
+        "page": "notYet",
+        "appUrl": None,
+    }
+    assert conn.execute("SELECT count(*) FROM click_rows").fetchone()[0] == 0
+    bad = client.post(f"/api/v1/links/{link['id']}/rules/test", json={"country": "XX"}, headers=auth)
+    assert error_of(bad) == "VALIDATION_ERROR" and bad.json()["error"]["message"].startswith("country: ")
+    bad = client.post(f"/api/v1/links/{link['id']}/rules/test", json={"time": "noon"}, headers=auth)
+    assert bad.json()["error"]["message"].startswith("time: ")
+
+
+@pytest.mark.both_backends
+def test_rule_analytics_count_human_clicks_and_visitors_per_rule_and_variant_per_day(client, auth):
+    link = create(client, auth)
+    split = [{"url": "https://example.com/a", "weight": 50}, {"url": "https://example.com/b", "weight": 50}]
+    rules = {
+        "rules": [
+            {"conditions": [{"type": "os", "values": ["ios"]}], "url": "https://example.com/ios"},
+            {"conditions": [{"type": "os", "values": ["android"]}], "split": split},
+        ]
+    }
+    client.put(f"/api/v1/links/{link['id']}/rules", json=rules, headers=auth)
+    code = link["shortCode"]
+    for agent in (
+        IPHONE,
+        IPHONE,
+        ANDROID,
+        "facebookexternalhit/1.1",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/130.0",
+    ):
+        assert client.get(f"/l/{code}", headers={"User-Agent": agent}, follow_redirects=False).status_code == 302
+    with client.portal() as portal:
+        portal.call(client.app.state.services.recorder.flush)
+    answer = client.get(f"/api/v1/links/{link['id']}/rules/analytics", params={"days": "7"}, headers=auth).json()[
+        "data"
+    ]
+    assert answer["linkId"] == link["id"] and answer["from"] <= answer["to"]
+    today = answer["to"]
+    ios, android = answer["rules"]
+    assert ios == {
+        "rule": 0,
+        "variant": None,
+        "clicks": 2,
+        "uniqueVisitors": 1,
+        "days": [{"date": today, "clicks": 2, "uniqueVisitors": 1}],
+    }
+    assert (android["rule"], android["variant"] in (0, 1), android["clicks"]) == (1, True, 1)  # the bot is not counted
+    empty = client.get(
+        f"/api/v1/links/{link['id']}/rules/analytics", params={"from": "2020-01-01", "to": "2020-01-31"}, headers=auth
+    )
+    assert empty.json()["data"]["rules"] == []
+    bad = client.get(f"/api/v1/links/{link['id']}/rules/analytics", params={"from": "yesterday"}, headers=auth)
+    assert error_of(bad) == "VALIDATION_ERROR"
