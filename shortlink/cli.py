@@ -37,6 +37,9 @@ from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
 from shortlink.storage import Connection, connect, is_postgresql, sqlite_path
 from shortlink.storage.sqlite import backup
+from shortlink.targeting.describe import rule_lines
+from shortlink.targeting.schema import RulesDocument
+from shortlink.targeting.service import link_rules
 
 if TYPE_CHECKING:
     from shortlink.app.imports import Outcome
@@ -268,10 +271,18 @@ def _owned_link(conn: Connection, config: Config, link_id: str) -> tuple[int, Li
 
 def cmd_links_show(args: argparse.Namespace) -> Output:
     config = _config(args)
-    _, link = _with_db(args, lambda conn: _owned_link(conn, config, args.link_id))
+
+    def read(conn: Connection) -> tuple[Link, RulesDocument]:
+        account_id, link = _owned_link(conn, config, args.link_id)
+        return link, link_rules(conn, account_id, args.link_id)
+
+    link, rules = _with_db(args, read)
     fields = msgspec.to_builtins(link)
     width = max(len(name) for name in fields)
-    return link, "\n".join(f"{name:<{width}}  {'-' if value is None else value}" for name, value in fields.items())
+    lines = [f"{name:<{width}}  {'-' if value is None else value}" for name, value in fields.items()]
+    # The link's rules (docs/link-rules.md) after the spec's fields, in the JSON as "rules".
+    lines += [f"{'rules':<{width}}  {line}" for line in rule_lines(rules) or ["-"]]
+    return {**fields, "rules": msgspec.to_builtins(rules)}, "\n".join(lines)
 
 
 def _confirmed(question: str) -> bool:

@@ -41,6 +41,9 @@ TOOL_NAMES = {
     "get_link_analytics",
     "get_account_analytics",
     "get_qr_code",
+    "get_link_rules",
+    "set_link_rules",
+    "test_link_rules",
 }
 # (readOnlyHint, destructiveHint, idempotentHint)
 ANNOTATIONS = {
@@ -54,6 +57,9 @@ ANNOTATIONS = {
     "get_link_analytics": (True, False, True),
     "get_account_analytics": (True, False, True),
     "get_qr_code": (True, False, True),
+    "get_link_rules": (True, False, True),
+    "set_link_rules": (False, True, True),
+    "test_link_rules": (True, False, True),
 }
 
 

@@ -61,6 +61,8 @@ def installation(tmp_path):
         replace_link_tags(conn, first_link, account_id, [("spring", "#ff8800")])
         rules = '{"rules":[{"conditions":[{"type":"os","values":["ios"]}],"url":"https://example.com/ios"}]}'
         replace_document(conn, first_link, account_id, rules, "2026-01-01T00:00:00.000Z")
+        conn.execute("INSERT INTO link_rule_days VALUES (?, ?, 0, -1, 3)", (first_link, TODAY.isoformat()))
+        conn.execute("INSERT INTO link_rule_visitors VALUES (?, ?, 0, -1, 42)", (first_link, TODAY.isoformat()))
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
         sessions.insert_session(conn, "0" * 64, account_id, int(datetime.now(UTC).timestamp() * 1000))
     finally:
