@@ -237,8 +237,10 @@ class Visits:
         key = b""
         if rules.has_split:
             key = self.split_keys.current(now) or await self.split_keys.fetch(now)
-        visitor_key = f"{self.address(request)[0]}\n{request.user_agent}"
-        match = rules.match(facts, lambda rule: bucket(key, visitor_key, target.link_id, rule))
+        # The visitor key (address and agent) only when a split asks for it.
+        match = rules.match(
+            facts, lambda rule: bucket(key, f"{self.address(request)[0]}\n{request.user_agent}", target.link_id, rule)
+        )
         if match is None:
             return target, -1, -1
         return match.target, match.rule, match.variant

@@ -8,6 +8,7 @@ never parses Accept-Language, nor looks up a country)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Generic, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -34,6 +35,7 @@ def device_of(visitor: Visitor, user_agent: str) -> str:
     return "desktop"
 
 
+@lru_cache(maxsize=4096)  # a few headers make most of the traffic, as user agents do
 def top_language(accept_language: str) -> str:
     """The primary subtag of the visitor's most preferred language ("fr" for
     "fr-CA,fr;q=0.9,en;q=0.8"), "" when none is given. Only the first choice counts: a
@@ -176,11 +178,33 @@ def compile_condition(condition: Condition) -> Test:
     return _referred_by(values)
 
 
+def _all_of(tests: tuple[Test, ...]) -> Test:
+    """One test for a rule's conditions: the common one or two conditions without a loop."""
+    if not tests:
+        return lambda facts: True
+    if len(tests) == 1:
+        return tests[0]
+    if len(tests) == 2:
+        first, second = tests
+        return lambda facts: first(facts) and second(facts)
+    return lambda facts: all(test(facts) for test in tests)
+
+
+# Conditions decided by the user agent and Accept-Language alone, whose outcome is remembered per
+# (agent, languages) pair; the others (country, query, referrer, time) are tested on each visit.
+AGENT_CONDITIONS = frozenset({"device", "os", "inApp", "language"})
+# (agent, languages) pairs remembered per link: a few make most of the traffic.
+MAX_CANDIDATE_SETS = 128
+CANDIDATE_SET_BYTES = 200  # about what one remembered pair holds, for the link cache's bound
+
+
 class CompiledRule(Generic[T]):
-    __slots__ = ("rewrite", "targets", "tests", "weights")
+    __slots__ = ("by_agent", "matches", "rewrite", "targets", "weights")
 
     def __init__(self, rule: Rule, make_target: Callable[[str], T], destination: str):
-        self.tests = tuple(compile_condition(condition) for condition in rule.conditions)
+        conditions = rule.conditions
+        self.by_agent = _all_of(tuple(compile_condition(c) for c in conditions if c.type in AGENT_CONDITIONS))
+        self.matches = _all_of(tuple(compile_condition(c) for c in conditions if c.type not in AGENT_CONDITIONS))
         self.weights: tuple[int, ...] = ()
         self.rewrite: tuple[str | None, dict[str, str] | None] | None = None
         if rule.url is not None:
@@ -192,9 +216,6 @@ class CompiledRule(Generic[T]):
             assert rule.rewrite is not None
             self.rewrite = (rule.rewrite.table, rule.rewrite.hosts)
             self.targets = {}
-
-    def matches(self, facts: Facts) -> bool:
-        return all(test(facts) for test in self.tests)
 
 
 class Match(msgspec.Struct, Generic[T], frozen=True):
@@ -208,6 +229,7 @@ class CompiledRules(Generic[T]):
     is sent to for a URL (the visitor path's VisitTarget with that destination)."""
 
     __slots__ = (
+        "_candidates",
         "_destination",
         "_make_target",
         "fallback_url",
@@ -235,13 +257,17 @@ class CompiledRules(Generic[T]):
         self.has_split = any(rule.weights for rule in self.rules)
         self.fallback_url = document.fallback_url
         self.stored_clicks = stored_clicks  # human clicks counted against max_clicks when read
-        self.size = size  # about how many bytes the rules hold, for the link cache's bound
+        # About how many bytes the rules hold, for the link cache's bound.
+        self.size = size + MAX_CANDIDATE_SETS * CANDIDATE_SET_BYTES
+        self._candidates: dict[tuple[str, str, str, str | None], tuple[int, ...]] = {}
 
     def match(self, facts: Facts, bucket: Callable[[int], int]) -> Match[T] | None:
         """The first rule the visit meets and where it sends the visitor; None when no rule
         holds (the link's own destination). `bucket(rule)` is the visitor's sticky 0-99 for a
         split rule."""
-        for index, rule in enumerate(self.rules):
+        rules = self.rules
+        for index in self._by_agent(facts):
+            rule = rules[index]
             if not rule.matches(facts):
                 continue
             if rule.weights:
@@ -253,6 +279,19 @@ class CompiledRules(Generic[T]):
             assert isinstance(rule.targets, tuple)
             return Match(index, -1, rule.targets[0])
         return None
+
+    def _by_agent(self, facts: Facts) -> tuple[int, ...]:
+        """The rules whose agent and language conditions this visitor meets, remembered."""
+        visitor = facts.visitor
+        key = (facts.user_agent, facts.accept_language, visitor.os, visitor.in_app)
+        candidates = self._candidates.get(key)
+        if candidates is None:
+            if len(self._candidates) >= MAX_CANDIDATE_SETS:
+                self._candidates.clear()
+            candidates = self._candidates[key] = tuple(
+                index for index, rule in enumerate(self.rules) if rule.by_agent(facts)
+            )
+        return candidates
 
     def _rewritten(self, rule: CompiledRule[T], country: str) -> T:
         assert isinstance(rule.targets, dict) and rule.rewrite is not None
