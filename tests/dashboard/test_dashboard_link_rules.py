@@ -1,0 +1,102 @@
+"""The link-rules editor through the real app: add, edit, reorder and delete rules from the
+form, weights that must sum to 100 refused beside their rule, the limits, "Try as a visitor",
+and the clicks per rule."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from tests.support.dashboard import as_browser, create_link, post, signed_in
+
+pytestmark = pytest.mark.both_backends
+
+
+@pytest.fixture
+def make_client(make_client):
+    """The app as a browser on the https short host sees it (its cookies are Secure)."""
+    return lambda **overrides: as_browser(make_client(**overrides), "links_short_host" in overrides)
+
+
+def rules_of(client, link_id: str) -> dict:
+    with client.portal() as portal:
+        document = portal.call(client.app.state.services.targeting.rules, 1, link_id)
+    return document
+
+
+def test_rules_are_added_edited_reordered_and_deleted_from_the_editor(make_client, conn):
+    client = signed_in(make_client, conn)
+    link_id = create_link(client, originalUrl="https://www.amazon.com/dp/B0DASH")
+    editor = f"/links/{link_id}/rules"
+    assert f'href="{editor}"' in client.get(f"/links/{link_id}").text
+    page = client.get(editor)
+    assert page.status_code == 200 and "Add a rule" in page.text and "No rule has sent a visitor" in page.text
+    # Add: the blank card, filled.
+    added = post(
+        client,
+        editor,
+        {"count": "0", "r0-country": "de, at", "r0-action": "rewrite", "r0-table": "amazon", "op": "save"},
+        page=editor,
+    )
+    assert added.status_code == 303 and added.headers["location"] == f"{editor}?saved=1"
+    # A split whose weights miss 100 is refused beside its card, with what was typed kept.
+    split = {"r1-os": "android", "r1-action": "split", "r1-split": "60 https://example.com/a\n30 https://example.com/b"}
+    base = {"count": "1", "r0-country": "DE, AT", "r0-action": "rewrite", "r0-table": "amazon"}
+    refused = post(client, editor, {**base, **split, "op": "save"}, page=editor)
+    assert refused.status_code == 400
+    assert 'id="e-rule-1">rules[1].split: weights must sum to 100 (they sum to 90)' in html.unescape(refused.text)
+    assert "60 https://example.com/a" in refused.text and 'role="alert"' in refused.text
+    split["r1-split"] = "60 https://example.com/a\n40 https://example.com/b"
+    assert post(client, editor, {**base, **split, "op": "save"}, page=editor).status_code == 303
+    document = rules_of(client, link_id)
+    assert [rule.conditions[0].type for rule in document.rules] == ["country", "os"]
+    # Reorder, then delete, then the limits.
+    both = {"count": "2", **{key.replace("r1", "r1"): value for key, value in split.items()}, **base}
+    assert post(client, editor, {**both, "op": "down-0"}, page=editor).status_code == 303
+    assert [rule.conditions[0].type for rule in rules_of(client, link_id).rules] == ["os", "country"]
+    swapped = {
+        "count": "2",
+        "r0-os": "android",
+        "r0-action": "split",
+        "r0-split": split["r1-split"],
+        "r1-country": "DE",
+        "r1-action": "rewrite",
+        "r1-table": "amazon",
+    }
+    limits = {"maxClicks": "100", "fallbackUrl": "https://example.com/over", "startsAt": "2030-01-01T09:00"}
+    assert post(client, editor, {**swapped, **limits, "op": "delete-0"}, page=editor).status_code == 303
+    document = rules_of(client, link_id)
+    assert [rule.conditions[0].type for rule in document.rules] == ["country"]
+    assert (document.max_clicks, document.fallback_url, document.starts_at) == (
+        100,
+        "https://example.com/over",
+        "2030-01-01T09:00:00.000Z",
+    )
+    shown = client.get(editor).text
+    assert 'value="DE"' in shown and 'value="2030-01-01T09:00"' in shown and 'value="100"' in shown
+
+
+def test_try_as_a_visitor_and_the_clicks_per_rule(make_client, conn):
+    client = signed_in(make_client, conn)
+    link_id = create_link(client, originalUrl="https://www.amazon.com/dp/B0DASH")
+    editor = f"/links/{link_id}/rules"
+    post(
+        client,
+        editor,
+        {"count": "0", "r0-os": "windows", "r0-action": "url", "r0-url": "https://example.com/pc", "op": "save"},
+        page=editor,
+    )
+    windows = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:130.0) Gecko/20100101 Firefox/130.0"
+    tried = post(client, f"{editor}/try", {"userAgent": windows, "country": "", "acceptLanguage": "en"}, page=editor)
+    assert tried.status_code == 200
+    assert "Rule 1 holds." in tried.text and "https://example.com/pc" in tried.text
+    bad = post(client, f"{editor}/try", {"userAgent": windows, "country": "XX"}, page=editor)
+    assert bad.status_code == 400 and "country: unknown country" in html.unescape(bad.text)
+    code = client.get(f"/links/{link_id}").text.split("/l/")[1].split('"')[0]
+    for _ in range(3):
+        assert client.get(f"/l/{code}", headers={"User-Agent": windows}, follow_redirects=False).status_code == 302
+    with client.portal() as portal:
+        portal.call(client.app.state.services.recorder.flush)
+    stats = client.get(editor).text
+    assert '<meter min="0" max="3" value="3"' in stats and "Rule 1" in stats

@@ -1,0 +1,104 @@
+"""The link-rules editor in Debian's Chromium at 375 px: a person adds a rule with the keyboard,
+is told when a split's weights miss 100, fixes it, moves and deletes rules and tries the link as
+a visitor; every state of the page is axe-clean in light and dark and no wider than the phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.accessibility import axe_violations
+from tests.support.browser import (
+    ARTIFACTS,
+    PHONE,
+    VISIBLE_WITHIN_MS,
+    api,
+    chromium_and_destination,
+    dashboard_server,
+    sign_in_with_chromium,
+)
+
+EMAIL, PASSWORD = "rules@example.com", "a long enough password"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with dashboard_server(tmp_path_factory.mktemp("rules-editor"), EMAIL, PASSWORD) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    with chromium_and_destination() as launched:
+        yield launched
+
+
+def check(page, name: str, scheme: str, problems: list) -> None:
+    problems += [(name, scheme, v["id"], v["targets"][:3]) for v in axe_violations(page)]
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    if overflow > 0:
+        problems.append((name, scheme, f"{overflow} px wider than the phone"))
+    page.screenshot(path=ARTIFACTS / f"link-rules-{name}-phone-{scheme}.png", full_page=True)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser, scheme):
+    key = server.create_key(EMAIL)
+    link = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/landing"})
+    context = browser.new_context(viewport=PHONE, color_scheme=scheme)
+    page = context.new_page()
+    sign_in_with_chromium(page, server, EMAIL, PASSWORD)
+    page.goto(f"{server.base_url}/links/{link['id']}")
+    page.get_by_role("link", name="Link rules").click()
+    problems: list = []
+    check(page, "empty", scheme, problems)
+
+    # Add a rule with the keyboard alone: type in the fields, Enter saves.
+    page.get_by_label("Country codes (DE, FR, …)").focus()
+    page.keyboard.type("de")
+    page.keyboard.press("Tab")  # to the languages field, left empty
+    page.get_by_label("URL (go to a URL)").focus()
+    page.keyboard.type("https://example.com/de")
+    page.keyboard.press("Enter")
+    page.get_by_role("status").filter(has_text="Saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
+    assert page.get_by_label("Country codes (DE, FR, …)").first.input_value() == "DE"
+
+    # A split whose weights miss 100: told so, in an alert and beside the rule.
+    page.locator("#f-r1-os").fill("android")
+    page.locator("#f-r1-action").select_option("split")
+    page.locator("#f-r1-split").fill("50 https://example.com/a\n40 https://example.com/b")
+    page.get_by_role("button", name="Save rules").first.click()
+    alert = page.get_by_role("alert")
+    alert.wait_for(timeout=VISIBLE_WITHIN_MS)
+    assert "rules[1].split: weights must sum to 100 (they sum to 90)" in alert.inner_text()
+    assert page.locator("#e-rule-1").is_visible()
+    check(page, "refused", scheme, problems)
+    page.locator("#f-r1-split").fill("50 https://example.com/a\n50 https://example.com/b")
+    page.get_by_role("button", name="Save rules").first.click()
+    page.get_by_role("status").filter(has_text="Saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
+
+    # Move the split up, then try the link as a visitor from Germany on a desktop.
+    page.get_by_role("button", name="Move rule 2 up").click()
+    page.get_by_role("status").filter(has_text="Saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
+    assert page.locator("#f-r0-os").input_value() == "android"
+    page.get_by_label("Country code", exact=True).fill("DE")
+    page.get_by_role("button", name="Try as a visitor").click()
+    tried = page.locator("#tried")
+    tried.wait_for(timeout=VISIBLE_WITHIN_MS)
+    assert "Rule 2 holds." in tried.inner_text() and "https://example.com/de" in tried.inner_text()
+    check(page, "tried", scheme, problems)
+
+    # Delete the split: the German rule is rule 1 again.
+    page.get_by_role("button", name="Delete rule 1").click()
+    page.get_by_role("status").filter(has_text="Saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
+    assert page.locator("#f-r0-country").input_value() == "DE" and page.locator("#f-r1-os").input_value() == ""
+    rules = api(server, "GET", f"/api/v1/links/{link['id']}/rules", key)["rules"]
+    assert rules == [
+        {
+            "conditions": [{"type": "country", "values": ["DE"]}],
+            "url": "https://example.com/de",
+            "split": None,
+            "rewrite": None,
+        }
+    ]
+    context.close()
+    assert problems == [], "\n".join(map(str, problems))
