@@ -9,8 +9,11 @@ would get which variant."""
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
+
+log = logging.getLogger("shortlink.targeting")
 
 DAY_SECONDS = 86_400
 # How many buckets a visitor is spread over: weights are whole percentages.
@@ -55,6 +58,11 @@ class DayKeys:
     async def fetch(self, now: float) -> bytes:
         day = int(now // DAY_SECONDS)
         assert self._shared is not None
-        key = await self._shared(f"split-{day}", day * DAY_SECONDS * 1000, secrets.token_bytes(32))
+        offered = secrets.token_bytes(32)
+        try:
+            key = await self._shared(f"split-{day}", day * DAY_SECONDS * 1000, offered)
+        except Exception:  # Redis away: this process's own key, so the visit still goes on
+            log.exception("could not share the split key of the day; using this process's own")
+            key = offered
         self._day, self._key = day, key
         return key

@@ -37,6 +37,11 @@ OPERATIONS = {
     ("GET", "/api/v1/analytics/csv"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
+    # Link rules (issue 36).
+    ("GET", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("PUT", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/links/{id}/rules/test"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/links/{id}/rules/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
 }
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
