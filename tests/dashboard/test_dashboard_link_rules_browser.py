@@ -14,8 +14,10 @@ from tests.support.browser import (
     api,
     chromium_and_destination,
     dashboard_server,
+    phone,
     sign_in_with_chromium,
 )
+from tests.support.visitors import IPHONE
 
 EMAIL, PASSWORD = "rules@example.com", "a long enough password"
 
@@ -100,5 +102,30 @@ def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser,
             "rewrite": None,
         }
     ]
+    context.close()
+    assert problems == [], "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_not_yet_and_capped_pages_are_accessible_on_a_phone(server, browser, scheme):
+    key = server.create_key(EMAIL)
+    later = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/later"})
+    api(server, "PUT", f"/api/v1/links/{later['id']}/rules", key, {"rules": [], "startsAt": "2999-01-01T00:00:00Z"})
+    capped = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/once"})
+    api(server, "PUT", f"/api/v1/links/{capped['id']}/rules", key, {"rules": [], "maxClicks": 1})
+    assert server.request("GET", f"/l/{capped['shortCode']}", headers={"User-Agent": IPHONE})[0] == 302
+    context = phone(browser, IPHONE, color_scheme=scheme, viewport=PHONE)
+    page = context.new_page()
+    problems: list = []
+    for name, code, heading, status in (
+        ("not-yet", later["shortCode"], "Not open yet", 200),
+        ("capped", capped["shortCode"], "Link unavailable", 410),
+    ):
+        response = page.goto(f"{server.base_url}/l/{code}")
+        assert response is not None and response.status == status, name
+        assert page.get_by_role("heading", name=heading).is_visible(), name
+        if name == "not-yet":
+            assert "This link opens on 2999-01-01 at 00:00 UTC." in page.inner_text("body")
+        check(page, name, scheme, problems)
     context.close()
     assert problems == [], "\n".join(map(str, problems))
