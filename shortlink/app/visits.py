@@ -5,6 +5,8 @@
   read connection, no thread hop, never behind a click batch); a custom domain shows
   only its own account's links.
 - decide: closed (paused, expired), password, bot, and the visitor's class.
+- route (a link with rules only; docs/link-rules.md): the cap on human clicks, then the first
+  rule that holds, compiled in the cache entry (`targeting.matcher`); a link without rules skips it.
 - respond: `visits.respond` builds the redirect or page as plain data.
 - track: the click goes to the in-memory recorder queue; the writer stores it later.
 """
