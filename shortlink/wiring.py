@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from shortlink.app.accounts import Accounts
 from shortlink.app.analytics import Analytics
+from shortlink.app.applinks import Apps
 from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
@@ -157,6 +158,7 @@ class Services:
             self._limiter("public", config.public.links_per_hour, period_seconds=3600),
             self.visits.address,
         )
+        self.apps = Apps(self.db, self.hosts)
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""

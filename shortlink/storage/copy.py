@@ -24,6 +24,7 @@ TABLES = (
     "settings",
     "links",
     "link_tags",
+    "apps",
     "link_creations",
     "pending_fetches",
     "user_agents",
@@ -40,7 +41,16 @@ TABLES = (
     "dashboard_sessions",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
-IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages", "dashboard_sessions")
+IDENTITY_TABLES = (
+    "accounts",
+    "api_keys",
+    "links",
+    "user_agents",
+    "click_rows",
+    "bio_pages",
+    "dashboard_sessions",
+    "apps",
+)
 
 
 def row_count(conn: Connection, table: str) -> int:

@@ -1,0 +1,84 @@
+"""The app rules over a connection: register, list and remove an owner's apps, and the apps
+a host names in its association files.
+
+The owner is an account id, or None for the service itself (its apps are named on the
+short host and the `[links] domains`; an account's on its connected custom domains).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from shortlink.applinks.schema import MAX_APPS_PER_ACCOUNT, AndroidApp, App, CreateApp, IosApp, validate_app
+from shortlink.errors import ConflictError, NotFoundError, ValidationError
+from shortlink.ids import new_id
+from shortlink.storage import Connection, Row
+from shortlink.storage import applinks as store
+from shortlink.times import to_iso
+
+
+def app_from_row(row: Row) -> App:
+    ios = android = None
+    if row["ios_bundle_id"] is not None:
+        ios = IosApp(
+            team_id=row["ios_team_id"],
+            bundle_id=row["ios_bundle_id"],
+            app_store_id=row["ios_app_store_id"],
+            paths=json.loads(row["ios_paths"]),
+        )
+    if row["android_package"] is not None:
+        android = AndroidApp(
+            package=row["android_package"],
+            sha256_fingerprints=json.loads(row["android_fingerprints"]),
+            paths=json.loads(row["android_paths"]),
+        )
+    return App(id=row["public_id"], name=row["name"], ios=ios, android=android, created_at=row["created_at"])
+
+
+def create_app(conn: Connection, account_id: int | None, body: CreateApp, now: datetime) -> App:
+    app = validate_app(body)
+    ios, android = app.ios, app.android
+    fields: dict[str, object] = {
+        "account_id": account_id,
+        "name": app.name,
+        "ios_team_id": ios.team_id if ios else None,
+        "ios_bundle_id": ios.bundle_id if ios else None,
+        "ios_app_store_id": ios.app_store_id if ios else None,
+        "ios_paths": json.dumps(ios.paths) if ios else None,
+        "android_package": android.package if android else None,
+        "android_fingerprints": json.dumps(android.sha256_fingerprints) if android else None,
+        "android_paths": json.dumps(android.paths) if android else None,
+        "created_at": to_iso(now),
+    }
+    public_id = new_id("app")
+    fields["public_id"] = public_id
+    try:
+        if not store.insert_app(conn, fields, MAX_APPS_PER_ACCOUNT):
+            raise ValidationError("body", f"at most {MAX_APPS_PER_ACCOUNT} apps; remove one first")
+    except store.AppTaken:
+        raise ConflictError("this iOS app id or Android package is already registered here") from None
+    row = store.app_by_public_id(conn, account_id, public_id)
+    assert row is not None, "an app just inserted is missing"
+    return app_from_row(row)
+
+
+def list_apps(conn: Connection, account_id: int | None) -> list[App]:
+    return [app_from_row(row) for row in store.apps_of(conn, account_id)]
+
+
+def get_app(conn: Connection, account_id: int | None, app_id: str) -> App:
+    row = store.app_by_public_id(conn, account_id, app_id)
+    if row is None:
+        raise NotFoundError(f"no app with id {app_id} here")
+    return app_from_row(row)
+
+
+def remove_app(conn: Connection, account_id: int | None, app_id: str) -> None:
+    if not store.delete_app(conn, account_id, app_id):
+        raise NotFoundError(f"no app with id {app_id} here")
+
+
+def all_apps(conn: Connection) -> list[tuple[str | None, App]]:
+    """Every app with its owner's e-mail (None: the service's own)."""
+    return [(row["email"], app_from_row(row)) for row in store.all_apps(conn)]

@@ -1,0 +1,64 @@
+"""SQL for apps (migration 0014): the apps an account (or the service itself) registers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shortlink.storage.base import Connection, Row, transaction
+
+_COLUMNS = (
+    "public_id, account_id, name, ios_team_id, ios_bundle_id, ios_app_store_id, ios_paths,"
+    " android_package, android_fingerprints, android_paths, created_at"
+)
+
+
+class AppTaken(Exception):
+    """The owner already has an app with this iOS app id or Android package."""
+
+
+def _owner(account_id: int | None) -> tuple[str, tuple[Any, ...]]:
+    return ("account_id IS NULL", ()) if account_id is None else ("account_id = ?", (account_id,))
+
+
+def insert_app(conn: Connection, fields: dict[str, Any], max_apps: int) -> bool:
+    """Insert the app unless its owner has `max_apps` already (False); raises AppTaken."""
+    where, params = _owner(fields["account_id"])
+    with transaction(conn):
+        count = conn.execute(f"SELECT count(*) FROM apps WHERE {where}", params).fetchone()[0]
+        if count >= max_apps:
+            return False
+        try:
+            conn.execute(
+                f"INSERT INTO apps ({_COLUMNS}) VALUES (:public_id, :account_id, :name, :ios_team_id, :ios_bundle_id,"
+                " :ios_app_store_id, :ios_paths, :android_package, :android_fingerprints, :android_paths,"
+                " :created_at)",
+                fields,
+            )
+        except conn.IntegrityError:
+            raise AppTaken from None
+    return True
+
+
+def apps_of(conn: Connection, account_id: int | None) -> list[Row]:
+    """The owner's apps (None: the service's own), oldest first."""
+    where, params = _owner(account_id)
+    return conn.execute(f"SELECT * FROM apps WHERE {where} ORDER BY id", params).fetchall()
+
+
+def app_by_public_id(conn: Connection, account_id: int | None, public_id: str) -> Row | None:
+    where, params = _owner(account_id)
+    return conn.execute(f"SELECT * FROM apps WHERE {where} AND public_id = ?", (*params, public_id)).fetchone()
+
+
+def delete_app(conn: Connection, account_id: int | None, public_id: str) -> bool:
+    where, params = _owner(account_id)
+    with transaction(conn):
+        cursor = conn.execute(f"DELETE FROM apps WHERE {where} AND public_id = ?", (*params, public_id))
+    return cursor.rowcount > 0
+
+
+def all_apps(conn: Connection) -> list[Row]:
+    """Every app of every owner, with the owner's e-mail (None: the service's)."""
+    return conn.execute(
+        "SELECT apps.*, accounts.email FROM apps LEFT JOIN accounts ON accounts.id = apps.account_id ORDER BY apps.id"
+    ).fetchall()

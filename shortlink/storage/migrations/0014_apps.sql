@@ -1,0 +1,24 @@
+-- Apps of an account (issue 39): the iOS and/or Android app that the association files of the
+-- account's custom domains name. account_id NULL: an app of the service itself, named on the
+-- short host. Lists (paths, fingerprints) are JSON arrays of text: they are only ever read
+-- whole, to build the association files. An owner names an iOS app id or an Android package
+-- once (coalesce: NULL is not equal to NULL in a unique index).
+CREATE TABLE IF NOT EXISTS apps (
+    id INTEGER PRIMARY KEY,
+    public_id TEXT NOT NULL UNIQUE,
+    account_id INTEGER REFERENCES accounts(id) ON DELETE CASCADE,
+    name TEXT,
+    ios_team_id TEXT,
+    ios_bundle_id TEXT,
+    ios_app_store_id TEXT,
+    ios_paths TEXT,
+    android_package TEXT,
+    android_fingerprints TEXT,
+    android_paths TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS apps_account ON apps (account_id);
+CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_ios ON apps (coalesce(account_id, 0), ios_team_id, ios_bundle_id)
+    WHERE ios_bundle_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_android ON apps (coalesce(account_id, 0), android_package)
+    WHERE android_package IS NOT NULL;
