@@ -191,7 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument("--email", required=True)
     exporting.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
-    _command(commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings")
+    doctor = _command(
+        commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings"
+    )
+    doctor.add_argument(
+        "--via", metavar="URL", help="fetch the association files from this address, each host's name as Host"
+    )
     _app_commands(commands)
     # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
     completion = commands.add_parser("completion", help="print the shell completion script (bash, zsh, tcsh, fish)")
@@ -521,7 +526,7 @@ def cmd_backup(args: argparse.Namespace) -> Output:
 def cmd_doctor(args: argparse.Namespace) -> Output:
     from shortlink.doctor import diagnose
 
-    report = diagnose(args.config, os.environ, storage_path=args.db)
+    report = diagnose(args.config, os.environ, via=args.via, storage_path=args.db)
     lines = [f"configuration file: {report.config_file}"]
     width = max((len(setting.key) for setting in report.settings), default=0)
     lines += [f"  {s.key:<{width}}  {json.dumps(s.value)}  ({s.origin})" for s in report.settings]

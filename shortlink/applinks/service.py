@@ -82,3 +82,11 @@ def remove_app(conn: Connection, account_id: int | None, app_id: str) -> None:
 def all_apps(conn: Connection) -> list[tuple[str | None, App]]:
     """Every app with its owner's e-mail (None: the service's own)."""
     return [(row["email"], app_from_row(row)) for row in store.all_apps(conn)]
+
+
+def apps_by_owner(conn: Connection) -> dict[int | None, list[App]]:
+    """Every app, by owner (an account id, or None for the service's own)."""
+    found: dict[int | None, list[App]] = {}
+    for row in store.all_apps(conn):
+        found.setdefault(row["account_id"], []).append(app_from_row(row))
+    return found
