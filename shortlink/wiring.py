@@ -158,7 +158,13 @@ class Services:
             self._limiter("public", config.public.links_per_hour, period_seconds=3600),
             self.visits.address,
         )
-        self.apps = Apps(self.db, self.hosts)
+        self.apps = Apps(
+            self.db,
+            self.hosts,
+            changed=link_changed,
+            forget_all=self.caches.clear,
+            secret=lambda: self._cookie_secret,
+        )
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""

@@ -17,16 +17,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
 
 from shortlink.app.hosts import Hosts
+from shortlink.applinks import deferred
+from shortlink.applinks.visit import own_app_reply
 from shortlink.client_address import Network, address_of
 from shortlink.links.rules import verify_password
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.visits import passwords, respond
-from shortlink.visits.cache import LinkCache, VisitTarget
+from shortlink.visits.cache import LinkCache, OwnApp, VisitTarget
 from shortlink.visits.classify import Visitor, classify
 from shortlink.visits.click import Click
 from shortlink.visits.loader import LinkLoader
 from shortlink.visits.recorder import ClickRecorder
+from shortlink.visits.utm import forward_utm
 
 
 class VisitRequest:
@@ -163,9 +166,27 @@ class Visits:
     def _destination(
         self, target: VisitTarget, code: str, visitor: Visitor, request: VisitRequest, redirect_status: int = 302
     ) -> respond.Reply:
+        if target.app is not None:  # a link into the account's own app (issue 39)
+            own = self._own_app(target, target.app, visitor, request, redirect_status)
+            if own is not None:
+                return own
         return respond.destination(
             target, visitor, request.query, lambda: self.short_url(request.host, code, request.query), redirect_status
         )
+
+    def _own_app(
+        self, target: VisitTarget, app: OwnApp, visitor: Visitor, request: VisitRequest, redirect_status: int
+    ) -> respond.Reply | None:
+        decided = own_app_reply(
+            app,
+            visitor,
+            forward_utm(target.original_url, request.query),
+            target.title,
+            self.hosts.base_for_visitor(request.host),
+            lambda: deferred.issue(self._cookie_secret(), target.public_id, time.time()),
+            redirect_status,
+        )
+        return None if decided is None else decided[0]
 
     def short_url(self, host: str, code: str, query: str) -> str:
         base = self.hosts.base_for_visitor(host)

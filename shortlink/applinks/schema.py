@@ -243,3 +243,47 @@ def validate_app(body: CreateApp) -> CreateApp:
 def app_id(ios: IosApp) -> str:
     """Apple's application identifier: TEAM.BUNDLE."""
     return f"{ios.team_id}.{ios.bundle_id}"
+
+
+# A deep path: the app's own path, with a query and fragment if it wants them.
+DEEP_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*")
+MAX_DEEP_PATH = 1000
+
+
+class SetLinkApp(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
+    """The app a link opens and where; `appId: null` makes it an ordinary link again."""
+
+    app_id: Annotated[str | None, Meta(description="one of the account's apps (app_…), or null")]
+    deep_path: Annotated[str | None, Meta(description="the app's path to open, e.g. /product/42")] = None
+
+
+class LinkApp(msgspec.Struct, rename="camel", kw_only=True):
+    link_id: str
+    app_id: str | None
+    deep_path: str | None
+
+
+class LinkAppResponse(msgspec.Struct):
+    data: LinkApp
+
+
+class DeepLink(msgspec.Struct, rename="camel", kw_only=True):
+    """What the app gets on its first start (deferred) or for a universal link it was opened with."""
+
+    link_id: str
+    deep_path: str
+
+
+class DeepLinkResponse(msgspec.Struct):
+    data: DeepLink
+
+
+def validate_deep_path(path: str | None) -> str:
+    if path is None:
+        raise ValidationError("deepPath", "is required with an appId")
+    path = path.strip()
+    if not path or len(path) > MAX_DEEP_PATH or not DEEP_PATH.fullmatch(path):
+        raise ValidationError(
+            "deepPath", f"must start with / and hold only URL characters (at most {MAX_DEEP_PATH}), e.g. /product/42"
+        )
+    return path

@@ -10,9 +10,21 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from shortlink.applinks.schema import MAX_APPS_PER_ACCOUNT, AndroidApp, App, CreateApp, IosApp, validate_app
+from shortlink.applinks.schema import (
+    MAX_APPS_PER_ACCOUNT,
+    AndroidApp,
+    App,
+    CreateApp,
+    DeepLink,
+    IosApp,
+    LinkApp,
+    SetLinkApp,
+    validate_app,
+    validate_deep_path,
+)
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.ids import new_id
+from shortlink.links.service import owned_row
 from shortlink.storage import Connection, Row
 from shortlink.storage import applinks as store
 from shortlink.times import to_iso
@@ -90,3 +102,47 @@ def apps_by_owner(conn: Connection) -> dict[int | None, list[App]]:
     for row in store.all_apps(conn):
         found.setdefault(row["account_id"], []).append(app_from_row(row))
     return found
+
+
+def link_app(conn: Connection, account_id: int, link_id: str) -> LinkApp:
+    row = owned_row(conn, account_id, link_id)
+    found = store.link_app(conn, row["id"])
+    if found is None:
+        return LinkApp(link_id=link_id, app_id=None, deep_path=None)
+    return LinkApp(link_id=link_id, app_id=found["app_public_id"], deep_path=found["deep_path"])
+
+
+def set_link_app(conn: Connection, account_id: int, link_id: str, body: SetLinkApp) -> tuple[LinkApp, str]:
+    """The link opens this app of the account at the deep path (or no app); returns the
+    result and the link's code (whose cache entry must go)."""
+    row = owned_row(conn, account_id, link_id)
+    if body.app_id is None:
+        store.clear_link_app(conn, row["id"])
+    else:
+        deep_path = validate_deep_path(body.deep_path)
+        app_row_id = store.app_row_id(conn, account_id, body.app_id)
+        if app_row_id is None:
+            raise ValidationError("appId", f"no app {body.app_id} in this account (see GET /api/v1/apps)")
+        store.set_link_app(conn, row["id"], app_row_id, deep_path)
+    return link_app(conn, account_id, link_id), row["short_code"]
+
+
+def _open(row: Row | None) -> Row:
+    # A password-protected or paused link tells nothing to whoever asks.
+    if row is None or row["password_hash"] is not None or not row["is_active"]:
+        raise NotFoundError("no deep link here")
+    return row
+
+
+def redeem_deferred(conn: Connection, link_public_id: str, token_hash: str, now: datetime) -> DeepLink:
+    """The deep path of a token's link, once: a second redemption is NOT_FOUND."""
+    row = _open(store.deep_path_of_link(conn, link_public_id))
+    if not store.redeem(conn, token_hash, to_iso(now)):
+        raise NotFoundError("this deferred link token was already used")
+    return DeepLink(link_id=link_public_id, deep_path=row["deep_path"])
+
+
+def resolve_code(conn: Connection, code: str) -> DeepLink:
+    """The deep path of a short link the app was opened with (a universal link or app link)."""
+    row = _open(store.deep_path_of_code(conn, code))
+    return DeepLink(link_id=row["public_id"], deep_path=row["deep_path"])

@@ -62,3 +62,59 @@ def all_apps(conn: Connection) -> list[Row]:
     return conn.execute(
         "SELECT apps.*, accounts.email FROM apps LEFT JOIN accounts ON accounts.id = apps.account_id ORDER BY apps.id"
     ).fetchall()
+
+
+def set_link_app(conn: Connection, link_id: int, app_id: int, deep_path: str) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO link_apps (link_id, app_id, deep_path) VALUES (?, ?, ?)"
+            " ON CONFLICT (link_id) DO UPDATE SET app_id = excluded.app_id, deep_path = excluded.deep_path",
+            (link_id, app_id, deep_path),
+        )
+
+
+def clear_link_app(conn: Connection, link_id: int) -> None:
+    with transaction(conn):
+        conn.execute("DELETE FROM link_apps WHERE link_id = ?", (link_id,))
+
+
+def link_app(conn: Connection, link_id: int) -> Row | None:
+    """The app a link opens (the app's public id and the deep path), or None."""
+    return conn.execute(
+        "SELECT apps.public_id AS app_public_id, link_apps.deep_path FROM link_apps"
+        " JOIN apps ON apps.id = link_apps.app_id WHERE link_apps.link_id = ?",
+        (link_id,),
+    ).fetchone()
+
+
+def app_row_id(conn: Connection, account_id: int, public_id: str) -> int | None:
+    row = conn.execute("SELECT id FROM apps WHERE account_id = ? AND public_id = ?", (account_id, public_id)).fetchone()
+    return None if row is None else row[0]
+
+
+def redeem(conn: Connection, token_hash: str, now: str) -> bool:
+    """Record a token as redeemed; False when it was already."""
+    with transaction(conn):
+        cursor = conn.execute(
+            "INSERT INTO deferred_redemptions (token_hash, redeemed_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (token_hash, now),
+        )
+    return cursor.rowcount == 1
+
+
+def deep_path_of_link(conn: Connection, public_id: str) -> Row | None:
+    """A link's deep path and whether it may be read without a password, by the link's public id."""
+    return conn.execute(
+        "SELECT link_apps.deep_path, links.password_hash, links.is_active FROM links"
+        " JOIN link_apps ON link_apps.link_id = links.id WHERE links.public_id = ?",
+        (public_id,),
+    ).fetchone()
+
+
+def deep_path_of_code(conn: Connection, code: str) -> Row | None:
+    """The same as `deep_path_of_link`, by the link's short code."""
+    return conn.execute(
+        "SELECT links.public_id, link_apps.deep_path, links.password_hash, links.is_active FROM links"
+        " JOIN link_apps ON link_apps.link_id = links.id WHERE links.short_code = ?",
+        (code,),
+    ).fetchone()

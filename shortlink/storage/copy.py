@@ -25,6 +25,8 @@ TABLES = (
     "links",
     "link_tags",
     "apps",
+    "link_apps",
+    "deferred_redemptions",
     "link_creations",
     "pending_fetches",
     "user_agents",

@@ -76,9 +76,13 @@ def link_by_code(conn: Connection, code: str) -> Row | None:
 
 
 # The columns a visit reads, in the order of visits.cache.VisitTarget's fields.
+# The app a link opens (migration 0014) comes in the same read: NULLs for most links.
 _VISIT_TARGETS = (
-    "SELECT id, public_id, account_id, short_code, original_url, platform, ios_url, android_url, title,"
-    " is_active, expires_at, password_hash FROM links WHERE short_code IN ({})"
+    "SELECT l.id, l.public_id, l.account_id, l.short_code, l.original_url, l.platform, l.ios_url, l.android_url,"
+    " l.title, l.is_active, l.expires_at, l.password_hash,"
+    " la.deep_path, a.name, a.ios_app_store_id, a.android_package"
+    " FROM links l LEFT JOIN link_apps la ON la.link_id = l.id LEFT JOIN apps a ON a.id = la.app_id"
+    " WHERE l.short_code IN ({})"
 )
 # Codes per statement: well under every engine's limit on parameters.
 MAX_CODES_PER_READ = 256

@@ -19,7 +19,7 @@ from shortlink.mcp.http import McpEndpoint
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
-from shortlink.web.applinks import ASSOCIATION_HANDLERS, AppController
+from shortlink.web.applinks import ASSOCIATION_HANDLERS, AppController, LinkAppController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bio import bio_handlers
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
@@ -33,7 +33,15 @@ from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
 from shortlink.wiring import Services
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController, AppController]
+API_CONTROLLERS = [
+    AccountController,
+    LinkController,
+    QrController,
+    AnalyticsController,
+    TagController,
+    AppController,
+    LinkAppController,
+]
 
 
 class Bound:

@@ -8,14 +8,23 @@ refuse one), and carry no cookie; HEAD answers the same headers without the body
 
 from __future__ import annotations
 
-from litestar import Controller, Request, Response, delete, get, post, route
+from litestar import Controller, Request, Response, delete, get, post, put, route
 from litestar.di import NamedDependency
 from litestar.enums import HttpMethod
 from litestar.params import FromPath, JSONBody
 
 from shortlink.accounts import Principal
 from shortlink.applinks.association import CACHE_CONTROL, CONTENT_TYPE
-from shortlink.applinks.schema import AppListResponse, AppResponse, CreateApp, DeletedApp, DeletedAppResponse
+from shortlink.applinks.schema import (
+    AppListResponse,
+    AppResponse,
+    CreateApp,
+    DeepLinkResponse,
+    DeletedApp,
+    DeletedAppResponse,
+    LinkAppResponse,
+    SetLinkApp,
+)
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services
 
@@ -86,3 +95,43 @@ async def asset_links(request: Request, services: NamedDependency[Services]) -> 
 
 
 ASSOCIATION_HANDLERS = [apple_app_site_association, asset_links]
+
+
+class LinkAppController(Controller):
+    path = "/links"
+    tags = ["apps"]
+
+    @get("/{id:str}/app", responses=error_responses(404), summary="The app the link opens (extension)")
+    async def read(
+        self, id: FromPath[str], principal: NamedDependency[Principal], services: NamedDependency[Services]
+    ) -> LinkAppResponse:
+        return LinkAppResponse(await services.apps.link_app(principal.account_id, id))
+
+    @put(
+        "/{id:str}/app",
+        responses=error_responses(404),
+        summary="Make the link open one of the account's apps at a deep path (extension); appId null: no app",
+    )
+    async def replace(
+        self,
+        id: FromPath[str],
+        data: JSONBody[SetLinkApp],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+    ) -> LinkAppResponse:
+        return LinkAppResponse(await services.apps.set_link_app(principal.account_id, id, data))
+
+
+# Called by the app itself, which holds no API key: the token (or the short link it was
+# opened with) is what it knows. Answers only links without a password that are active.
+@post("/app/deferred/{token:str}", status_code=200, include_in_schema=False)
+async def redeem_deferred(token: FromPath[str], services: NamedDependency[Services]) -> DeepLinkResponse:
+    return DeepLinkResponse(await services.apps.redeem(token))
+
+
+@get("/app/links/{code:str}", include_in_schema=False)
+async def resolve_link(code: FromPath[str], services: NamedDependency[Services]) -> DeepLinkResponse:
+    return DeepLinkResponse(await services.apps.resolve(code))
+
+
+ASSOCIATION_HANDLERS += [redeem_deferred, resolve_link]

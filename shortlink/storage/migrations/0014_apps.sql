@@ -22,3 +22,20 @@ CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_ios ON apps (coalesce(account_id, 0
     WHERE ios_bundle_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_android ON apps (coalesce(account_id, 0), android_package)
     WHERE android_package IS NOT NULL;
+
+-- A link that opens one of its account's apps at a deep path (at most one app per link). It
+-- goes with the link and with the app (ON DELETE CASCADE); the visitor path reads it with the
+-- link, in the same query, so it rides in the link cache entry.
+CREATE TABLE IF NOT EXISTS link_apps (
+    link_id INTEGER PRIMARY KEY REFERENCES links(id) ON DELETE CASCADE,
+    app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    deep_path TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS link_apps_app ON link_apps (app_id);
+
+-- Deferred deep links: the tokens already redeemed (a token is issued without a write: it is
+-- signed; it is redeemed once). Only a hash of the token, and when; nothing of the visitor.
+CREATE TABLE IF NOT EXISTS deferred_redemptions (
+    token_hash TEXT PRIMARY KEY,
+    redeemed_at TEXT NOT NULL
+);

@@ -18,3 +18,15 @@ CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_ios ON apps (coalesce(account_id, 0
     WHERE ios_bundle_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS apps_owner_android ON apps (coalesce(account_id, 0), android_package)
     WHERE android_package IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS link_apps (
+    link_id bigint PRIMARY KEY REFERENCES links(id) ON DELETE CASCADE,
+    app_id bigint NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    deep_path text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS link_apps_app ON link_apps (app_id);
+
+CREATE TABLE IF NOT EXISTS deferred_redemptions (
+    token_hash text COLLATE "C" PRIMARY KEY,
+    redeemed_at text COLLATE "C" NOT NULL
+);
