@@ -24,6 +24,7 @@ from shortlink.applinks.schema import (
 )
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.ids import new_id
+from shortlink.imports.rows import ImportedApp
 from shortlink.links.service import owned_row
 from shortlink.storage import Connection, Row
 from shortlink.storage import applinks as store
@@ -146,3 +147,20 @@ def resolve_code(conn: Connection, code: str) -> DeepLink:
     """The deep path of a short link the app was opened with (a universal link or app link)."""
     row = _open(store.deep_path_of_code(conn, code))
     return DeepLink(link_id=row["public_id"], deep_path=row["deep_path"])
+
+
+def attach_imported_app(conn: Connection, account_id: int, link_row_id: int, imported: ImportedApp) -> bool:
+    """An imported link opens the account's app registered with the source's package or bundle
+    id, at its deep path; False when the account registered no such app (the link then keeps
+    the source's fallbacks only)."""
+    for app in list_apps(conn, account_id):
+        package = app.android.package if app.android else None
+        bundle = app.ios.bundle_id if app.ios else None
+        if (imported.android_package and imported.android_package == package) or (
+            imported.ios_bundle_id and imported.ios_bundle_id == bundle
+        ):
+            row_id = store.app_row_id(conn, account_id, app.id)
+            assert row_id is not None, "listed just now"
+            store.set_link_app(conn, link_row_id, row_id, validate_deep_path(imported.deep_path))
+            return True
+    return False
