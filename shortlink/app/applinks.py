@@ -8,14 +8,23 @@ or the service on every other host.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import time
+from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
 
 from shortlink.app.hosts import Hosts
 from shortlink.applinks import association, deferred, service
-from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, SetLinkApp
+from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, LinkAppAnalytics, SetLinkApp
 from shortlink.storage import Database
+from shortlink.storage import applinks as store
 from shortlink.times import utcnow
+
+log = logging.getLogger("shortlink")
+OUTCOMES_FLUSH_SECONDS = 1.0
 
 
 def _nothing(_code: str = "") -> None:
@@ -37,6 +46,50 @@ class Apps:
         key deferred-link tokens are signed with."""
         self.db, self.hosts = db, hosts
         self._changed, self._forget_all, self._secret = changed, forget_all, secret
+        # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
+        # path in memory, written every second (as bio page views are), never in the request.
+        self._outcomes: Counter[tuple[int, str, str]] = Counter()
+        self._task: asyncio.Task | None = None
+
+    def count_outcome(self, link_id: int, outcome: str) -> None:
+        """One human visit of a link into an app, and what the visitor path decided for it."""
+        self._outcomes[(link_id, time.strftime("%Y-%m-%d", time.gmtime()), outcome)] += 1
+
+    async def flush_outcomes(self) -> None:
+        if not self._outcomes:
+            return
+        counts, self._outcomes = self._outcomes, Counter()
+        try:
+            await self.db.write(store.add_outcomes, [(*key, n) for key, n in counts.items()])
+        except Exception:
+            self._outcomes.update(counts)  # kept for the next flush
+            raise
+
+    async def app_analytics(self, account_id: int, link_id: str, days: int) -> LinkAppAnalytics:
+        await self.flush_outcomes()
+        today = utcnow().date()
+        return await self.db.read(service.app_analytics, account_id, link_id, today - timedelta(days=days - 1), today)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._flush_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        try:
+            await self.flush_outcomes()
+        except Exception:  # the clicks' shutdown must still run after this
+            log.exception("could not write app-link visit counts at shutdown")
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await asyncio.sleep(OUTCOMES_FLUSH_SECONDS)
+            try:
+                await self.flush_outcomes()
+            except Exception:  # retried on the next round
+                log.exception("could not write app-link visit counts")
 
     async def create(self, account_id: int | None, body: CreateApp) -> App:
         return await self.db.write(service.create_app, account_id, body, utcnow())

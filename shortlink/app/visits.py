@@ -89,6 +89,8 @@ class Visits:
         self.loader = LinkLoader(db, cache)
         self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
         self._cookie_secret = cookie_secret
+        # What the visitor path decided for a human visit of a link into an app (wiring sets it).
+        self.count_app_outcome: Callable[[int, str], None] = lambda _link_id, _outcome: None
 
     # resolve
 
@@ -122,7 +124,7 @@ class Visits:
         target, visitor = opened
         if target.password_hash is not None and (visitor.is_bot or not self._remembered(target, code, request)):
             return respond.password_form(target)  # bots never get past it
-        reply = self._destination(target, code, visitor, request)
+        reply = self._destination(target, code, visitor, request, head=head)
         if not head:
             self.track(target, request, visitor)
         return reply
@@ -164,10 +166,16 @@ class Visits:
         return passwords.cookie_is_valid(self._cookie_secret(), target.public_id, target.password_hash, value)
 
     def _destination(
-        self, target: VisitTarget, code: str, visitor: Visitor, request: VisitRequest, redirect_status: int = 302
+        self,
+        target: VisitTarget,
+        code: str,
+        visitor: Visitor,
+        request: VisitRequest,
+        redirect_status: int = 302,
+        head: bool = False,
     ) -> respond.Reply:
         if target.app is not None:  # a link into the account's own app (issue 39)
-            own = self._own_app(target, target.app, visitor, request, redirect_status)
+            own = self._own_app(target, target.app, visitor, request, redirect_status, head)
             if own is not None:
                 return own
         return respond.destination(
@@ -175,7 +183,13 @@ class Visits:
         )
 
     def _own_app(
-        self, target: VisitTarget, app: OwnApp, visitor: Visitor, request: VisitRequest, redirect_status: int
+        self,
+        target: VisitTarget,
+        app: OwnApp,
+        visitor: Visitor,
+        request: VisitRequest,
+        redirect_status: int,
+        head: bool,
     ) -> respond.Reply | None:
         decided = own_app_reply(
             app,
@@ -186,7 +200,11 @@ class Visits:
             lambda: deferred.issue(self._cookie_secret(), target.public_id, time.time()),
             redirect_status,
         )
-        return None if decided is None else decided[0]
+        if decided is None:
+            return None
+        if not head and not visitor.is_bot:
+            self.count_app_outcome(target.link_id, decided[1])
+        return decided[0]
 
     def short_url(self, host: str, code: str, query: str) -> str:
         base = self.hosts.base_for_visitor(host)

@@ -287,3 +287,34 @@ def validate_deep_path(path: str | None) -> str:
             "deepPath", f"must start with / and hold only URL characters (at most {MAX_DEEP_PATH}), e.g. /product/42"
         )
     return path
+
+
+NOT_PROOF = (
+    "A visit sent to the app is not proof that the app opened: the phone may lack it or refuse it. iPhones with"
+    " the app installed open it from the universal link without asking this server, so they are not counted."
+)
+
+
+class OutcomeDay(msgspec.Struct, rename="camel", kw_only=True):
+    day: str
+    app_opens: int
+    store_visits: int
+    web: int
+
+
+class LinkAppAnalytics(msgspec.Struct, rename="camel", kw_only=True):
+    """What the visitor path decided for a link into an app: sent to the app (an intent), to
+    the store (the app page on iPhones), or to the website; human visits only."""
+
+    link_id: str
+    start: str = msgspec.field(name="from")
+    end: str = msgspec.field(name="to")
+    app_opens: int
+    store_visits: int
+    web: int
+    days: list[OutcomeDay]
+    note: str = NOT_PROOF
+
+
+class LinkAppAnalyticsResponse(msgspec.Struct):
+    data: LinkAppAnalytics

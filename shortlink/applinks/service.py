@@ -8,7 +8,7 @@ short host and the `[links] domains`; an account's on its connected custom domai
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 
 from shortlink.applinks.schema import (
     MAX_APPS_PER_ACCOUNT,
@@ -18,6 +18,8 @@ from shortlink.applinks.schema import (
     DeepLink,
     IosApp,
     LinkApp,
+    LinkAppAnalytics,
+    OutcomeDay,
     SetLinkApp,
     validate_app,
     validate_deep_path,
@@ -164,3 +166,20 @@ def attach_imported_app(conn: Connection, account_id: int, link_row_id: int, imp
             store.set_link_app(conn, link_row_id, row_id, validate_deep_path(imported.deep_path))
             return True
     return False
+
+
+def app_analytics(conn: Connection, account_id: int, link_id: str, first: date, last: date) -> LinkAppAnalytics:
+    row = owned_row(conn, account_id, link_id)
+    days = [
+        OutcomeDay(day=day, app_opens=app, store_visits=store_visits, web=web)
+        for day, app, store_visits, web in store.outcomes_by_day(conn, row["id"], first.isoformat(), last.isoformat())
+    ]
+    return LinkAppAnalytics(
+        link_id=link_id,
+        start=first.isoformat(),
+        end=last.isoformat(),
+        app_opens=sum(day.app_opens for day in days),
+        store_visits=sum(day.store_visits for day in days),
+        web=sum(day.web for day in days),
+        days=days,
+    )

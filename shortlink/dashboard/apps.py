@@ -163,8 +163,12 @@ class AppPages(SignedInController):
         link = await services.links.get(session.account_id, link_id)
         current = await services.apps.link_app(session.account_id, link_id)
         apps = await services.apps.list(session.account_id)
+        visits = await services.apps.app_analytics(session.account_id, link_id, 30)
         context.setdefault("errors", {})
-        return page(request, "link_app.html", status_code=status_code, link=link, current=current, apps=apps, **context)
+        return page(
+            request, "link_app.html", status_code=status_code, link=link, current=current, apps=apps, visits=visits,
+            **context,
+        )  # fmt: skip
 
     @post("/links/{link_id:str}")
     async def set_link_app(

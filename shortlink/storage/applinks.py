@@ -118,3 +118,26 @@ def deep_path_of_code(conn: Connection, code: str) -> Row | None:
         " JOIN link_apps ON link_apps.link_id = links.id WHERE links.short_code = ?",
         (code,),
     ).fetchone()
+
+
+OUTCOME_COLUMNS = ("app", "store", "web")
+
+
+def add_outcomes(conn: Connection, counts: list[tuple[int, str, str, int]]) -> None:
+    """Add (link id, day, outcome, visits) counts; links deleted meanwhile are skipped."""
+    with transaction(conn):
+        for link_id, day, outcome, visits in counts:
+            column = OUTCOME_COLUMNS[OUTCOME_COLUMNS.index(outcome)]  # one of three names, never input
+            conn.execute(
+                f"INSERT INTO link_app_days (link_id, day, {column}) SELECT ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM links WHERE id = ?)"
+                f" ON CONFLICT (link_id, day) DO UPDATE SET {column} = link_app_days.{column} + excluded.{column}",
+                (link_id, day, visits, link_id),
+            )
+
+
+def outcomes_by_day(conn: Connection, link_id: int, first_day: str, last_day: str) -> list[Row]:
+    return conn.execute(
+        "SELECT day, app, store, web FROM link_app_days WHERE link_id = ? AND day BETWEEN ? AND ? ORDER BY day",
+        (link_id, first_day, last_day),
+    ).fetchall()

@@ -27,6 +27,7 @@ TABLES = (
     "apps",
     "link_apps",
     "deferred_redemptions",
+    "link_app_days",
     "link_creations",
     "pending_fetches",
     "user_agents",

@@ -8,20 +8,24 @@ refuse one), and carry no cookie; HEAD answers the same headers without the body
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, Request, Response, delete, get, post, put, route
 from litestar.di import NamedDependency
 from litestar.enums import HttpMethod
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from shortlink.accounts import Principal
 from shortlink.applinks.association import CACHE_CONTROL, CONTENT_TYPE
 from shortlink.applinks.schema import (
+    NOT_PROOF,
     AppListResponse,
     AppResponse,
     CreateApp,
     DeepLinkResponse,
     DeletedApp,
     DeletedAppResponse,
+    LinkAppAnalyticsResponse,
     LinkAppResponse,
     SetLinkApp,
 )
@@ -120,6 +124,21 @@ class LinkAppController(Controller):
         services: NamedDependency[Services],
     ) -> LinkAppResponse:
         return LinkAppResponse(await services.apps.set_link_app(principal.account_id, id, data))
+
+    @get(
+        "/{id:str}/app/analytics",
+        responses=error_responses(404),
+        summary="Visits of a link into an app: sent to the app, to the store, to the website (extension)",
+        description="Human visits of the last `days` days (1 to 366, default 30), by UTC day. " + NOT_PROOF,
+    )
+    async def analytics(
+        self,
+        id: FromPath[str],
+        principal: NamedDependency[Principal],
+        services: NamedDependency[Services],
+        days: Annotated[int, QueryParameter(ge=1, le=366)] = 30,
+    ) -> LinkAppAnalyticsResponse:
+        return LinkAppAnalyticsResponse(await services.apps.app_analytics(principal.account_id, id, days))
 
 
 # Called by the app itself, which holds no API key: the token (or the short link it was

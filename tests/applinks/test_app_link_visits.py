@@ -116,6 +116,16 @@ def test_each_phone_gets_its_way_into_the_app_and_the_deferred_link_lands_once(c
     }
     assert error_of(client.get("/app/links/nosuchcode")) == "NOT_FOUND"
 
+    # What the visitor path decided, per link and day: the bot and the HEAD request are not counted.
+    visit(client, code, ANDROID_CHROME, method="HEAD")
+    counted = client.get(f"/api/v1/links/{link['id']}/app/analytics", params={"days": 7}, headers=auth).json()
+    data = counted["data"]
+    assert (data["appOpens"], data["storeVisits"], data["web"]) == (2, 2, 1)
+    assert [(day["appOpens"], day["storeVisits"], day["web"]) for day in data["days"]] == [(2, 2, 1)]
+    assert data["to"] == data["days"][0]["day"] and "not proof that the app opened" in data["note"]
+    bad = client.get(f"/api/v1/links/{link['id']}/app/analytics", params={"days": 400}, headers=auth)
+    assert bad.status_code == 400 and error_of(bad) == "VALIDATION_ERROR"
+
     # The app removed: the link is an ordinary link again, at once.
     assert client.delete(f"/api/v1/apps/{app['id']}", headers=auth).status_code == 200
     assert visit(client, code, ANDROID_CHROME).headers["location"] == "https://shop.example/product/42"

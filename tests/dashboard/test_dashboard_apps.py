@@ -73,6 +73,8 @@ def test_apps_are_added_checked_chosen_for_a_link_and_removed(make_client, conn)
     assert "selected>Shop</option>" in client.get(f"/apps/links/{link_id}").text
     code = client.get(f"/links/{link_id}").text.split("/l/", 1)[1].split('"', 1)[0]
     assert visit(client, code, ANDROID_CHROME).headers["location"].startswith("intent://")
+    counts = client.get(f"/apps/links/{link_id}").text
+    assert "<td>The app</td><td>1</td>" in counts and "not proof that the app opened" in counts
 
     # Removing asks first, then the link is ordinary again.
     confirm = client.get(f"/apps/{app_id}/remove")

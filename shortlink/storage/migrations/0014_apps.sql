@@ -39,3 +39,14 @@ CREATE TABLE IF NOT EXISTS deferred_redemptions (
     token_hash TEXT PRIMARY KEY,
     redeemed_at TEXT NOT NULL
 );
+
+-- What the visitor path decided for the human visits of links into apps, per link and day:
+-- sent to the app (an intent), to the store (the app page on iPhones), or to the website.
+CREATE TABLE IF NOT EXISTS link_app_days (
+    link_id INTEGER NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    app INTEGER NOT NULL DEFAULT 0,
+    store INTEGER NOT NULL DEFAULT 0,
+    web INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (link_id, day)
+) WITHOUT ROWID;

@@ -30,3 +30,12 @@ CREATE TABLE IF NOT EXISTS deferred_redemptions (
     token_hash text COLLATE "C" PRIMARY KEY,
     redeemed_at text COLLATE "C" NOT NULL
 );
+
+CREATE TABLE IF NOT EXISTS link_app_days (
+    link_id bigint NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    app integer NOT NULL DEFAULT 0,
+    store integer NOT NULL DEFAULT 0,
+    web integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (link_id, day)
+);
