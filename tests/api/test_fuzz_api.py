@@ -70,22 +70,29 @@ def test_every_operation_conforms_and_never_fails(live):
     cases_run = 0
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
-    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, apps).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
+        "DELETE /api/v1/apps/{id}",
         "DELETE /api/v1/links/{id}",
         "GET /api/v1/analytics",
         "GET /api/v1/analytics/csv",
+        "GET /api/v1/apps",
+        "GET /api/v1/apps/{id}",
         "GET /api/v1/links",
         "GET /api/v1/links/{id}",
         "GET /api/v1/links/{id}/analytics",
         "GET /api/v1/links/{id}/analytics/csv",
+        "GET /api/v1/links/{id}/app",
+        "GET /api/v1/links/{id}/app/analytics",
         "GET /api/v1/links/{id}/qr",
         "GET /api/v1/links/{id}/tags",
         "GET /api/v1/me",
         "PATCH /api/v1/links/{id}",
+        "POST /api/v1/apps",
         "POST /api/v1/links",
         "POST /api/v1/links/bulk",
         "POST /api/v1/links/bulk/actions",
+        "PUT /api/v1/links/{id}/app",
         "PUT /api/v1/links/{id}/tags",
     ]
 
