@@ -38,7 +38,7 @@ CONNECT_TIMEOUT_SECONDS = 5
 
 
 class Finding(msgspec.Struct, frozen=True):
-    check: str  # configuration | database | redis | data files | security | proxies
+    check: str  # configuration | database | redis | data files | security | proxies | app links
     severity: Literal["problem", "note"]
     message: str
     fix: str
@@ -335,7 +335,64 @@ def check_trusted_proxies(loaded: LoadedConfig) -> list[Finding]:
     return findings
 
 
-def diagnose(config_path: str | None, environ: Mapping[str, str], **overrides: Any) -> Report:
+def _apps_and_domains(location: str) -> tuple[dict[int | None, list[Any]], list[tuple[str, int]]]:
+    """Every app by owner and every custom domain, read without writing; nothing when the
+    database or its apps table is not there yet."""
+    from shortlink.applinks.service import apps_by_owner
+    from shortlink.storage import accounts as account_store
+
+    if is_postgresql(location):
+        from shortlink.storage import postgresql
+
+        conn: Any = postgresql.connect_read_only(location)
+    else:
+        path = Path(sqlite_path(location))
+        if not path.is_file():
+            return {}, []
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+    try:
+        return apps_by_owner(conn), account_store.all_domains(conn)
+    except Exception:  # no apps table yet (migrations pending): reported by the database check
+        return {}, []
+    finally:
+        conn.close()
+
+
+def check_app_links(loaded: LoadedConfig, facts: dict[str, Any], via: str | None = None) -> list[Finding]:
+    """Each host that should name apps is fetched over HTTP(S) and its association files
+    checked as Apple's and Google's validators do: one problem per mistake. `via` fetches
+    from that address (before DNS points at this server) with each host's name as Host."""
+    from shortlink.applinks.check import check_host
+
+    try:
+        apps, domains = _apps_and_domains(loaded.config.storage.location)
+    except DatabaseUnavailable:
+        return []
+    if not apps:
+        return []
+    short = urlsplit(loaded.config.short_host)
+    targets: list[tuple[str, list[Any]]] = [(short.netloc, apps.get(None, []))]
+    targets += [(host, apps.get(None, [])) for host in loaded.config.links.domains]
+    targets += [(host, apps.get(account_id, [])) for host, account_id in domains]
+    findings, checked = [], []
+    for host, owned in targets:
+        ios = [app.ios for app in owned if app.ios]
+        android = [app.android for app in owned if app.android]
+        if not ios and not android:
+            continue
+        local = host.split(":")[0] in LOCAL_HOSTS
+        for result in check_host(host, f"{short.scheme}://{host}", ios, android, via=via, local=local):
+            checked.append(f"{result.host}{result.file}")
+            findings += [
+                _problem("app links", mistake, "see docs/app-links.md, The association files")
+                for mistake in result.mistakes
+            ]
+    facts["association_files_checked"] = checked
+    return findings
+
+
+def diagnose(config_path: str | None, environ: Mapping[str, str], via: str | None = None, **overrides: Any) -> Report:
     findings = check_environment(environ)
     try:
         loaded = load_config_with_origins(config_path, environ, **overrides)
@@ -357,4 +414,5 @@ def diagnose(config_path: str | None, environ: Mapping[str, str], **overrides: A
     findings += check_data_files(loaded.config.geoip.path, facts)
     findings += check_short_host(loaded)
     findings += check_trusted_proxies(loaded)
+    findings += check_app_links(loaded, facts, via)
     return Report(str(loaded.file), settings_of(loaded), facts, findings)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from shortlink.app.accounts import Accounts
 from shortlink.app.analytics import Analytics
+from shortlink.app.applinks import Apps
 from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
@@ -164,6 +165,14 @@ class Services:
             self._limiter("public", config.public.links_per_hour, period_seconds=3600),
             self.visits.address,
         )
+        self.apps = Apps(
+            self.db,
+            self.hosts,
+            changed=link_changed,
+            forget_all=self.caches.clear,
+            secret=lambda: self._cookie_secret,
+        )
+        self.visits.count_app_outcome = self.apps.count_outcome
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
@@ -183,6 +192,7 @@ class Services:
         await self.recorder.start()
         await self.fetcher.start()
         await self.bio.start()
+        await self.apps.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         if isinstance(self.db, SqliteDatabase):  # PostgreSQL checkpoints on its own
             self.db.take_over_checkpoints()
@@ -199,6 +209,7 @@ class Services:
                 await task
         await self.fetcher.stop()
         await self.bio.stop()
+        await self.apps.stop()
         await self.recorder.stop()  # drains every queued click
         if self.link_changes is not None:
             await self.link_changes.stop()

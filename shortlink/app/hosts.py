@@ -74,3 +74,8 @@ class Hosts:
         """The account's custom domain when it has one, else the service's short host."""
         domain = self._primary_domain.get(account_id)
         return self.short_host if domain is None else f"{self.scheme}://{domain}"
+
+    def owner_of(self, host: str) -> int | None:
+        """The account whose custom domain `host` is; None for the service's own hosts (and
+        any other host, which shows every link)."""
+        return self._domain_owner.get(host_name(host)) if self._domain_owner else None

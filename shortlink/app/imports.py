@@ -25,6 +25,7 @@ import msgspec
 
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
+from shortlink.applinks.service import attach_imported_app
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.imports import POLICIES, Policy
@@ -259,6 +260,8 @@ def apply_chunk(
                     link_store.update_link(conn, stored["id"], changes)
                 if item.tags:
                     tagging.store_tags(conn, account_id, stored["id"], item.tags)
+                if row.app is not None:  # the app the source's link opened (issue 39)
+                    attach_imported_app(conn, account_id, stored["id"], row.app)
         except ShortlinkError as exc:  # e.g. the code was taken since the plan
             item.outcome.action, item.outcome.reason, item.outcome.visits = "error", exc.message, 0
             continue

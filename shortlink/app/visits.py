@@ -20,6 +20,8 @@ from urllib.parse import parse_qsl
 
 from shortlink.app.hosts import Hosts
 from shortlink.app.targeting import ClickCaps
+from shortlink.applinks import deferred
+from shortlink.applinks.visit import own_app_reply
 from shortlink.client_address import Network, address_of
 from shortlink.links.rules import verify_password
 from shortlink.ratelimit import Limiter
@@ -29,12 +31,13 @@ from shortlink.targeting.matcher import Facts
 from shortlink.targeting.schema import SimulatedResult, SimulatedVisit
 from shortlink.targeting.split import DayKeys, bucket
 from shortlink.visits import enrich, passwords, respond
-from shortlink.visits.cache import LinkCache, VisitTarget
+from shortlink.visits.cache import LinkCache, OwnApp, VisitTarget
 from shortlink.visits.classify import Visitor, classify
 from shortlink.visits.click import Click
 from shortlink.visits.countries import CountryTable
 from shortlink.visits.loader import LinkLoader
 from shortlink.visits.recorder import ClickRecorder
+from shortlink.visits.utm import forward_utm
 
 
 class VisitRequest:
@@ -111,6 +114,8 @@ class Visits:
         self.countries = countries or recorder.countries
         self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
         self._cookie_secret = cookie_secret
+        # What the visitor path decided for a human visit of a link into an app (wiring sets it).
+        self.count_app_outcome: Callable[[int, str], None] = lambda _link_id, _outcome: None
 
     # resolve
 
@@ -145,7 +150,7 @@ class Visits:
         if target.password_hash is not None and (visitor.is_bot or not self._remembered(target, code, request)):
             return respond.password_form(target)  # bots never get past it
         if target.rules is None:
-            reply = self._destination(target, code, visitor, request)
+            reply = self._destination(target, code, visitor, request, head=head)
             if not head:
                 self.track(target, request, visitor)
             return reply
@@ -200,7 +205,7 @@ class Visits:
         if isinstance(routed, respond.Reply):
             return routed
         destination, rule, variant = routed
-        reply = self._destination(destination, code, visitor, request, redirect_status)
+        reply = self._destination(destination, code, visitor, request, redirect_status, head)
         if not head:
             self.track(target, request, visitor, rule, variant)
         return reply
@@ -295,11 +300,45 @@ class Visits:
         return passwords.cookie_is_valid(self._cookie_secret(), target.public_id, target.password_hash, value)
 
     def _destination(
-        self, target: VisitTarget, code: str, visitor: Visitor, request: VisitRequest, redirect_status: int = 302
+        self,
+        target: VisitTarget,
+        code: str,
+        visitor: Visitor,
+        request: VisitRequest,
+        redirect_status: int = 302,
+        head: bool = False,
     ) -> respond.Reply:
+        if target.app is not None:  # a link into the account's own app (issue 39)
+            own = self._own_app(target, target.app, visitor, request, redirect_status, head)
+            if own is not None:
+                return own
         return respond.destination(
             target, visitor, request.query, lambda: self.short_url(request.host, code, request.query), redirect_status
         )
+
+    def _own_app(
+        self,
+        target: VisitTarget,
+        app: OwnApp,
+        visitor: Visitor,
+        request: VisitRequest,
+        redirect_status: int,
+        head: bool,
+    ) -> respond.Reply | None:
+        decided = own_app_reply(
+            app,
+            visitor,
+            forward_utm(target.original_url, request.query),
+            target.title,
+            self.hosts.base_for_visitor(request.host),
+            lambda: deferred.issue(self._cookie_secret(), target.public_id, time.time()),
+            redirect_status,
+        )
+        if decided is None:
+            return None
+        if not head and not visitor.is_bot:
+            self.count_app_outcome(target.link_id, decided[1])
+        return decided[0]
 
     def short_url(self, host: str, code: str, query: str) -> str:
         base = self.hosts.base_for_visitor(host)

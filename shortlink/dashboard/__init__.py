@@ -13,6 +13,7 @@ from litestar.static_files import create_static_files_router
 
 from shortlink.dashboard.account import AccountPage
 from shortlink.dashboard.analytics import AnalyticsPages
+from shortlink.dashboard.apps import AppPages
 from shortlink.dashboard.bio import BioPages
 from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
@@ -28,7 +29,17 @@ __all__ = ["dashboard_handlers", "template_config"]
 def dashboard_handlers() -> list:
     pages = Router(
         path="/",
-        route_handlers=[home, SignInController, LinkPages, KeyPages, AccountPage, AnalyticsPages, BioPages, RulePages],
+        route_handlers=[
+            home,
+            SignInController,
+            LinkPages,
+            KeyPages,
+            AccountPage,
+            AnalyticsPages,
+            BioPages,
+            RulePages,
+            AppPages,
+        ],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,

@@ -8,9 +8,15 @@ A long Dynamic Link is `https://example.page.link/?link=DEEP&apn=...&afl=...&ifl
 (Firebase's "Manually constructing a Dynamic Link URL"). Kept: `ofl` (else `link`) as the
 destination, `afl` as the Android and `ifl` as the iOS destination, `st` and `sd` as title
 and description, and the `utm_*` campaign parameters, added to the destination's query
-where it has none of its own. App identities (apn, ibi, isi, amv, imv, ipbi, ipfl, ius,
-efr, si) have no equivalent in a link here and are left out; app links come from
-`shortlink app add`.
+where it has none of its own. The app (`apn`, `ibi`, `isi`, `ipbi`) and the deep link `link`
+become the link's app (issue 39): it opens the account's app registered with that package or
+bundle id (`shortlink app add`) at the path and query of `link`. Not carried: `amv`/`imv`
+(minimum versions: the store has the latest), `efr` (no preview page to skip here), `si`
+(social image), `ius` (custom scheme: universal links replace it), `ipfl` (iPads take `ifl`),
+and the iTunes Connect analytics `at`, `ct`, `mt`, `pt`.
+
+Besides files, pasted text: one long Dynamic Link per line (the short path then is the code
+when the line is `SHORT LONG`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,16 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import msgspec
 
-from shortlink.imports.rows import BadRow, FileError, ImportRow, column_of, csv_records, decode, first_of
+from shortlink.imports.rows import (
+    BadRow,
+    FileError,
+    ImportedApp,
+    ImportRow,
+    column_of,
+    csv_records,
+    decode,
+    first_of,
+)
 
 SHORT_COLUMNS = ("short link", "shortlink", "short_link", "short url", "short_url")
 LONG_COLUMNS = ("long link", "longdynamiclink", "long_dynamic_link", "long url", "long_url", "dynamic link")
@@ -38,6 +53,13 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
             (number, _text(item, "shortLink"), _text(item, "longDynamicLink"))
             for number, item in enumerate(items, start=1)
         ]
+    elif text.lstrip().startswith("http") and "," not in text.strip().splitlines()[0]:
+        # Pasted: one long link per line, or "SHORT LONG" per line.
+        pairs = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            words = line.split()
+            if words:
+                pairs.append((number, words[0] if len(words) > 1 else None, words[-1]))
     else:
         header, records = csv_records(text)
         if column_of(header, *LONG_COLUMNS) is None:
@@ -67,6 +89,18 @@ def _row(line: int, short: str | None, long: str | None) -> ImportRow | BadRow:
         description=query.get("sd"),
         android_url=query.get("afl"),
         ios_url=query.get("ifl"),
+        app=_app(query),
+    )
+
+
+def _app(query: dict[str, str]) -> ImportedApp | None:
+    package, bundle = query.get("apn"), query.get("ibi") or query.get("ipbi")
+    if package is None and bundle is None:
+        return None
+    deep = urlsplit(query.get("link", ""))
+    deep_path = (deep.path or "/") + (f"?{deep.query}" if deep.query else "")
+    return ImportedApp(
+        android_package=package, ios_bundle_id=bundle, app_store_id=query.get("isi"), deep_path=deep_path
     )
 
 

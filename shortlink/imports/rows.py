@@ -26,6 +26,16 @@ class ImportedVisit(msgspec.Struct, frozen=True):
     is_bot: bool = False  # the source's own verdict; ours is added when the agent is known
 
 
+class ImportedApp(msgspec.Struct, frozen=True, kw_only=True):
+    """The app a source's link opened (Firebase Dynamic Links' apn, ibi, isi, link): the link
+    opens the account's registered app with that package or bundle id, at `deep_path`."""
+
+    android_package: str | None = None
+    ios_bundle_id: str | None = None
+    app_store_id: str | None = None
+    deep_path: str = "/"
+
+
 class ImportRow(msgspec.Struct, kw_only=True):
     """One link to import. `line` is where it starts in the file (1 for the first line), or
     its position in a JSON file's list (1 for the first item)."""
@@ -45,6 +55,7 @@ class ImportRow(msgspec.Struct, kw_only=True):
     password_hash: str | None = None  # only from this service's own export
     source: Source | None = None  # where the link was first made, from this service's own export
     visits: list[ImportedVisit] = []
+    app: ImportedApp | None = None  # the app the link opened at the source (FDL)
 
 
 class BadRow(msgspec.Struct, frozen=True):

@@ -27,6 +27,10 @@ TABLES = (
     "link_rules",
     "link_rule_days",
     "link_rule_visitors",
+    "apps",
+    "link_apps",
+    "deferred_redemptions",
+    "link_app_days",
     "link_creations",
     "pending_fetches",
     "user_agents",
@@ -43,7 +47,16 @@ TABLES = (
     "dashboard_sessions",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
-IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages", "dashboard_sessions")
+IDENTITY_TABLES = (
+    "accounts",
+    "api_keys",
+    "links",
+    "user_agents",
+    "click_rows",
+    "bio_pages",
+    "dashboard_sessions",
+    "apps",
+)
 
 
 def row_count(conn: Connection, table: str) -> int:

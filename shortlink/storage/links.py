@@ -76,11 +76,14 @@ def link_by_code(conn: Connection, code: str) -> Row | None:
 
 
 # The columns a visit reads, in the order of visits.cache.VisitTarget's fields.
-# Then the link's rules document and its human clicks (NULL for a link without rules).
+# The app a link opens (migration 0014) comes in the same read: NULLs for most links; then the
+# link's rules document and its human clicks (NULL for a link without rules).
 _VISIT_TARGETS = (
     "SELECT l.id, l.public_id, l.account_id, l.short_code, l.original_url, l.platform, l.ios_url, l.android_url,"
-    " l.title, l.is_active, l.expires_at, l.password_hash, r.document, r.human_clicks"
-    " FROM links AS l LEFT JOIN link_rules AS r ON r.link_id = l.id WHERE l.short_code IN ({})"
+    " l.title, l.is_active, l.expires_at, l.password_hash,"
+    " la.deep_path, a.name, a.ios_app_store_id, a.android_package, r.document, r.human_clicks"
+    " FROM links AS l LEFT JOIN link_apps AS la ON la.link_id = l.id LEFT JOIN apps AS a ON a.id = la.app_id"
+    " LEFT JOIN link_rules AS r ON r.link_id = l.id WHERE l.short_code IN ({})"
 )
 # Codes per statement: well under every engine's limit on parameters.
 MAX_CODES_PER_READ = 256

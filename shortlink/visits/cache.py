@@ -26,6 +26,15 @@ MAX_BYTES = 32 * 2**20
 ENTRY_OVERHEAD = 480
 
 
+class OwnApp(msgspec.Struct, frozen=True, gc=False):
+    """The account's own app a link opens, at a deep path (issue 39)."""
+
+    deep_path: str
+    name: str | None
+    app_store_id: str | None  # the iOS app's App Store id; None: no iOS app or none known
+    package: str | None  # the Android app's package; None: no Android app
+
+
 class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     link_id: int
     public_id: str
@@ -42,14 +51,16 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     # The link's rules and limits, compiled (targeting.matcher); None for a link without: then
     # the visit never looks at them.
     rules: CompiledRules[VisitTarget] | None = None
+    app: OwnApp | None = None
 
 
 def target_from_row(row: Row) -> VisitTarget:
     """The entry for a row of `storage.links.visit_target_rows` (its columns in field order; the
     rules document that follows them is compiled by `visits.loader`)."""
-    link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw = (
-        tuple(row)[:12]
-    )
+    (
+        link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw,
+        deep_path, app_name, app_store_id, package,
+    ) = tuple(row)[:16]  # fmt: skip
     return VisitTarget(
         link_id,
         public_id,
@@ -63,6 +74,7 @@ def target_from_row(row: Row) -> VisitTarget:
         bool(active),
         from_iso(expires).timestamp() if expires else None,
         pw,
+        app=None if deep_path is None else OwnApp(deep_path, app_name, app_store_id, package),
     )
 
 
@@ -116,4 +128,5 @@ def entry_size(code: str, target: VisitTarget | None) -> int:
         + sum(len(text) for text in texts if text)
         + (len(target.password_hash) if target.password_hash else 0)
         + (target.rules.size if target.rules is not None else 0)
+        + (0 if target.app is None else ENTRY_OVERHEAD // 2 + len(target.app.deep_path) + len(target.app.name or ""))
     )

@@ -29,13 +29,13 @@ def with_rules(row: Row, is_ours: Callable[[str], bool] = lambda _host: False) -
     URL of a rule becomes the link's entry with that destination (its platform detected once,
     no store URLs of the link's own), so a rule's URL is treated as a destination is."""
     target = target_from_row(row)
-    document, stored_clicks = row[12], row[13]
+    document, stored_clicks = row[16], row[17]
     if document is None:
         return target
 
     def make_target(url: str) -> VisitTarget:
         return msgspec.structs.replace(
-            target, original_url=url, platform=detect_platform(url, is_ours), ios_url=None, android_url=None
+            target, original_url=url, platform=detect_platform(url, is_ours), ios_url=None, android_url=None, app=None
         )
 
     rules = CompiledRules(

@@ -203,3 +203,36 @@ def in_app_page(plan: Plan, title: str | None, destination: str) -> str:
     buttons += _button(plan.location, "Continue")
     body = f"{_where(destination)}<p>{text}</p>{buttons}"
     return _layout(title or "Open link", body + _script(plan, IN_APP_FALLBACK_DELAY_MS))
+
+
+def own_app_page(
+    app_name: str | None,
+    destination: str,
+    title: str | None,
+    open_url: str | None,
+    store_url: str | None,
+    escape_url: str | None,
+    code: str | None,
+) -> str:
+    """A link into the account's own app (issue 39): "Open in app" when the app may be opened
+    from here, "Get the app" (the store), the system browser, and the website. `code`: the
+    deferred-deep-link code shown for the visitor to copy (iOS: the app asks for it on its
+    first launch; nothing is read from the device)."""
+    name = app_name or "the app"
+    buttons = ""
+    if open_url:
+        buttons += _button(open_url, "Open in app", primary=True)
+    if store_url:
+        buttons += _button(store_url, "Get the app", primary=not open_url)
+    if escape_url:
+        buttons += _button(escape_url, "Open in browser")
+    buttons += _button(destination, "Continue to website")
+    carry = ""
+    if code:
+        carry = (
+            f'<p class="note"><label for="code">To land on this page after installing, copy this code and paste it'
+            f" when {escape(name)} asks for it on its first start:</label></p>"
+            f'<p><input id="code" readonly value="{escape(code)}"></p>'
+        )
+    body = f"{_where(destination)}<p>This link opens in {escape(name)}.</p>{buttons}{carry}"
+    return _layout(title or f"Open in {name}", body)

@@ -19,6 +19,7 @@ from shortlink.mcp.http import McpEndpoint
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
+from shortlink.web.applinks import ASSOCIATION_HANDLERS, AppController, LinkAppController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bio import bio_handlers
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
@@ -33,7 +34,16 @@ from shortlink.web.targeting import RulesController
 from shortlink.web.visitor import visitor_handlers
 from shortlink.wiring import Services
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController, RulesController]
+API_CONTROLLERS = [
+    AccountController,
+    LinkController,
+    QrController,
+    AnalyticsController,
+    TagController,
+    AppController,
+    LinkAppController,
+    RulesController,
+]
 
 
 class Bound:
@@ -98,6 +108,7 @@ def create_app(config: Config) -> Litestar:
             *visitor_handlers(bound),
             *bio_handlers(bound),
             shorten,
+            *ASSOCIATION_HANDLERS,
         ],
         # Litestar resolves a handler's dependencies level by level, and the values of one level
         # together in an anyio task group. For two plain values that group costs three trips

@@ -21,7 +21,7 @@ from shortlink.client_address import address_of
 from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
-from shortlink.web.visitor import Answer
+from shortlink.web.visitor import Answer, read_request
 
 if TYPE_CHECKING:
     from shortlink.web.app import Bound
@@ -72,6 +72,13 @@ def bio_handlers(bound: Bound) -> list:
     @route("/{name:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_page(request: Request, name: FromPath[str]) -> Answer:
         method = request.scope["method"]
+        if method in ("GET", "HEAD") and not name.startswith("@") and bound.services.hosts.owner_of(host_of(request)):
+            # A connected custom domain also answers /<code>, the short path links had on the
+            # domain before it came here (Firebase Dynamic Links' x.page.link/<code>; issue 39).
+            visitor = read_request(request.scope, bound.country_header)
+            return Answer(
+                await bound.services.visits.visit(name, visitor, head=method == "HEAD"), head=method == "HEAD"
+            )
         bio = bound.services.bio
         page = bio.public_page(_handle_of(name, method), host_of(request))
         if page is None:

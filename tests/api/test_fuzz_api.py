@@ -68,24 +68,32 @@ def test_every_operation_conforms_and_never_fails(live):
     session = requests.Session()
     failures: list[str] = []
     cases_run = 0
+    per_operation: dict[str, int] = {}
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
-    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, apps).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
+        "DELETE /api/v1/apps/{id}",
         "DELETE /api/v1/links/{id}",
         "GET /api/v1/analytics",
         "GET /api/v1/analytics/csv",
+        "GET /api/v1/apps",
+        "GET /api/v1/apps/{id}",
         "GET /api/v1/links",
         "GET /api/v1/links/{id}",
         "GET /api/v1/links/{id}/analytics",
         "GET /api/v1/links/{id}/analytics/csv",
+        "GET /api/v1/links/{id}/app",
+        "GET /api/v1/links/{id}/app/analytics",
         "GET /api/v1/links/{id}/qr",
         "GET /api/v1/links/{id}/tags",
         "GET /api/v1/me",
         "PATCH /api/v1/links/{id}",
+        "POST /api/v1/apps",
         "POST /api/v1/links",
         "POST /api/v1/links/bulk",
         "POST /api/v1/links/bulk/actions",
+        "PUT /api/v1/links/{id}/app",
         "PUT /api/v1/links/{id}/tags",
     ]
 
@@ -95,6 +103,7 @@ def test_every_operation_conforms_and_never_fails(live):
         for mode in MODES:
             for id_choice in id_choices:
                 path_parameters = {"id": new_link_id(live, session)} if id_choice else None
+                label = f"{operation.label} {mode.value} {id_choice}"
 
                 @given(case=operation.as_strategy(mode, path_parameters=path_parameters))
                 @settings(
@@ -108,6 +117,7 @@ def test_every_operation_conforms_and_never_fails(live):
                 def fuzz(case):
                     nonlocal cases_run
                     cases_run += 1
+                    per_operation[label] = per_operation.get(label, 0) + 1  # noqa: B023 (run in this iteration)
                     response = case.call_and_validate(
                         base_url=live.base_url, session=session, excluded_checks=[positive_data_acceptance]
                     )
@@ -124,8 +134,9 @@ def test_every_operation_conforms_and_never_fails(live):
     print(f"\nfuzzed {len(operations)} operations with {cases_run} cases")
     # The whole budget ran: 5 per-link operations with a random and a real id, 4 others.
     with_id = sum("{id}" in operation.path for operation in operations)
-    assert cases_run == EXAMPLES_PER_OPERATION_AND_MODE * len(MODES) * (2 * with_id + len(operations) - with_id)
     assert not failures, "\n\n".join(failures)
+    short = {label: n for label, n in per_operation.items() if n != EXAMPLES_PER_OPERATION_AND_MODE}
+    assert cases_run == EXAMPLES_PER_OPERATION_AND_MODE * len(MODES) * (2 * with_id + len(operations) - with_id), short
 
 
 def test_what_the_fuzzer_found_stays_fixed(live):

@@ -42,6 +42,14 @@ OPERATIONS = {
     ("PUT", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
     ("POST", "/api/v1/links/{id}/rules/test"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/links/{id}/rules/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
+    # Issue 39: the account's apps, the app a link opens, what the visitor path decided.
+    ("GET", "/api/v1/apps"): {"200", "400", "401", "403", "429", "500"},
+    ("POST", "/api/v1/apps"): {"201", "400", "401", "403", "409", "429", "500"},
+    ("GET", "/api/v1/apps/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("DELETE", "/api/v1/apps/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("PUT", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/links/{id}/app/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
 }
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -169,9 +177,9 @@ def test_per_link_paths_name_their_parameter_id(document):
     assert "link_id" not in str(document["paths"])
     for (method, path), operation in operations(document).items():
         names = [parameter["name"] for parameter in operation.get("parameters", []) if parameter["in"] == "path"]
-        assert names == (["id"] if "/links/{id}" in path else []), (method, path)
+        assert names == (["id"] if "{id}" in path else []), (method, path)
         if names:
-            assert path.startswith("/api/v1/links/{id}")
+            assert path.startswith(("/api/v1/links/{id}", "/api/v1/apps/{id}"))
 
 
 def test_analytics_times_and_days_carry_their_formats(document):

@@ -10,8 +10,11 @@ import pytest
 from litestar.testing import TestClient
 
 from shortlink import accounts
+from shortlink.applinks import service as applinks
+from shortlink.applinks.schema import CreateApp, IosApp, SetLinkApp
 from shortlink.config import load_config
 from shortlink.links.schema import CreateLink
+from shortlink.storage import applinks as applinks_store
 from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
 from shortlink.storage.tags import replace_link_tags
@@ -65,6 +68,13 @@ def installation(tmp_path):
         conn.execute("INSERT INTO link_rule_visitors VALUES (?, ?, 0, -1, 42)", (first_link, TODAY.isoformat()))
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
         sessions.insert_session(conn, "0" * 64, account_id, int(datetime.now(UTC).timestamp() * 1000))
+        # Issue 39's tables: an app, a link opening it, a redeemed token, a day of outcomes.
+        ios = IosApp(team_id="ABCDE12345", bundle_id="com.example.app")
+        app = applinks.create_app(conn, account_id, CreateApp(ios=ios), datetime.now(UTC))
+        link_id = conn.execute("SELECT public_id FROM links ORDER BY id LIMIT 1").fetchone()[0]
+        applinks.set_link_app(conn, account_id, link_id, SetLinkApp(app_id=app.id, deep_path="/p/1"))
+        applinks_store.redeem(conn, "0" * 64, "2026-01-01T00:00:00.000Z")
+        applinks_store.add_outcomes(conn, [(first_link, TODAY.isoformat(), "app", 2)])
     finally:
         conn.close()
     return path, key, high_water

@@ -1,0 +1,132 @@
+"""Apps and their association files for every door: register, list, remove an owner's apps;
+the apple-app-site-association and assetlinks.json bytes of a host.
+
+The owner is an account id, or None for the service itself (the operator's apps, named on
+the short host). A host's files name its owner's apps: a connected custom domain's account,
+or the service on every other host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
+
+from shortlink.app.hosts import Hosts
+from shortlink.applinks import association, deferred, service
+from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, LinkAppAnalytics, SetLinkApp
+from shortlink.storage import Database
+from shortlink.storage import applinks as store
+from shortlink.times import utcnow
+
+log = logging.getLogger("shortlink")
+OUTCOMES_FLUSH_SECONDS = 1.0
+
+
+def _nothing(_code: str = "") -> None:
+    return None
+
+
+class Apps:
+    def __init__(
+        self,
+        db: Database,
+        hosts: Hosts,
+        *,
+        changed: Callable[[str], None] = _nothing,
+        forget_all: Callable[[], None] = _nothing,
+        secret: Callable[[], bytes] = bytes,
+    ):
+        """`changed(code)`: a link's app changed (the visitor cache forgets it); `forget_all()`:
+        an app went, and with it every link's (they ride in the link cache); `secret()`: the
+        key deferred-link tokens are signed with."""
+        self.db, self.hosts = db, hosts
+        self._changed, self._forget_all, self._secret = changed, forget_all, secret
+        # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
+        # path in memory, written every second (as bio page views are), never in the request.
+        self._outcomes: Counter[tuple[int, str, str]] = Counter()
+        self._task: asyncio.Task | None = None
+
+    def count_outcome(self, link_id: int, outcome: str) -> None:
+        """One human visit of a link into an app, and what the visitor path decided for it."""
+        self._outcomes[(link_id, time.strftime("%Y-%m-%d", time.gmtime()), outcome)] += 1
+
+    async def flush_outcomes(self) -> None:
+        if not self._outcomes:
+            return
+        counts, self._outcomes = self._outcomes, Counter()
+        try:
+            await self.db.write(store.add_outcomes, [(*key, n) for key, n in counts.items()])
+        except Exception:
+            self._outcomes.update(counts)  # kept for the next flush
+            raise
+
+    async def app_analytics(self, account_id: int, link_id: str, days: int) -> LinkAppAnalytics:
+        await self.flush_outcomes()
+        today = utcnow().date()
+        return await self.db.read(service.app_analytics, account_id, link_id, today - timedelta(days=days - 1), today)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._flush_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        try:
+            await self.flush_outcomes()
+        except Exception:  # the clicks' shutdown must still run after this
+            log.exception("could not write app-link visit counts at shutdown")
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await asyncio.sleep(OUTCOMES_FLUSH_SECONDS)
+            try:
+                await self.flush_outcomes()
+            except Exception:  # retried on the next round
+                log.exception("could not write app-link visit counts")
+
+    async def create(self, account_id: int | None, body: CreateApp) -> App:
+        return await self.db.write(service.create_app, account_id, body, utcnow())
+
+    async def list(self, account_id: int | None) -> list[App]:
+        return await self.db.read(service.list_apps, account_id)
+
+    async def get(self, account_id: int | None, app_id: str) -> App:
+        return await self.db.read(service.get_app, account_id, app_id)
+
+    async def remove(self, account_id: int | None, app_id: str) -> None:
+        await self.db.write(service.remove_app, account_id, app_id)
+        self._forget_all()
+
+    async def link_app(self, account_id: int, link_id: str) -> LinkApp:
+        return await self.db.read(service.link_app, account_id, link_id)
+
+    async def set_link_app(self, account_id: int, link_id: str, body: SetLinkApp) -> LinkApp:
+        result, code = await self.db.write(service.set_link_app, account_id, link_id, body)
+        self._changed(code)
+        return result
+
+    async def redeem(self, token: str) -> DeepLink:
+        """The deep path a deferred-link token carries, once (the app's first start)."""
+        link_id = deferred.verify(self._secret(), token, time.time())
+        return await self.db.write(service.redeem_deferred, link_id, deferred.token_hash(token), utcnow())
+
+    async def resolve(self, code: str) -> DeepLink:
+        """The deep path of a short link the app was opened with."""
+        return await self.db.read(service.resolve_code, code)
+
+    async def apple_association(self, host: str) -> bytes | None:
+        """The host's apple-app-site-association; None when it names no iOS app (a 404)."""
+        apps = await self.list(self.hosts.owner_of(host))
+        return association.apple_association(app.ios for app in apps if app.ios)
+
+    async def asset_links(self, host: str) -> bytes | None:
+        """The host's assetlinks.json; None when it names no Android app (a 404)."""
+        apps = await self.list(self.hosts.owner_of(host))
+        return association.asset_links(app.android for app in apps if app.android)
