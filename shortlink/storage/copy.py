@@ -38,9 +38,25 @@ TABLES = (
     "bio_buttons",
     "bio_page_days",
     "dashboard_sessions",
+    "webhook_endpoints",
+    "webhook_events",
+    "webhook_deliveries",
+    "webhook_attempts",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
-IDENTITY_TABLES = ("accounts", "api_keys", "links", "user_agents", "click_rows", "bio_pages", "dashboard_sessions")
+IDENTITY_TABLES = (
+    "accounts",
+    "api_keys",
+    "links",
+    "user_agents",
+    "click_rows",
+    "bio_pages",
+    "dashboard_sessions",
+    "webhook_endpoints",
+    "webhook_events",
+    "webhook_deliveries",
+    "webhook_attempts",
+)
 
 
 def row_count(conn: Connection, table: str) -> int:

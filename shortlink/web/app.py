@@ -30,9 +30,17 @@ from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
+from shortlink.web.webhooks import WebhookController
 from shortlink.wiring import Services
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
+API_CONTROLLERS = [
+    AccountController,
+    LinkController,
+    QrController,
+    AnalyticsController,
+    TagController,
+    WebhookController,
+]
 
 
 class Bound:

@@ -56,6 +56,16 @@ def new_link_id(live, session: requests.Session) -> str:
     return response.json()["data"]["id"]
 
 
+def new_webhook_id(live, session: requests.Session) -> str:
+    response = session.post(
+        f"{live.base_url}/api/v1/webhooks",
+        json={"url": "https://example.com/fuzz-hook", "events": ["link.created"]},
+        headers={"Authorization": f"Bearer {live.key}"},
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
 def test_every_operation_conforms_and_never_fails(live):
     """Checks: every schemathesis check except `positive_data_acceptance`, which
     expects every schema-valid request to succeed; the API has documented 400s
@@ -70,9 +80,10 @@ def test_every_operation_conforms_and_never_fails(live):
     cases_run = 0
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
-    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, webhooks).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
         "DELETE /api/v1/links/{id}",
+        "DELETE /api/v1/webhooks/{id}",
         "GET /api/v1/analytics",
         "GET /api/v1/analytics/csv",
         "GET /api/v1/links",
@@ -82,19 +93,28 @@ def test_every_operation_conforms_and_never_fails(live):
         "GET /api/v1/links/{id}/qr",
         "GET /api/v1/links/{id}/tags",
         "GET /api/v1/me",
+        "GET /api/v1/webhooks",
+        "GET /api/v1/webhooks/{id}",
+        "GET /api/v1/webhooks/{id}/deliveries",
         "PATCH /api/v1/links/{id}",
+        "PATCH /api/v1/webhooks/{id}",
         "POST /api/v1/links",
         "POST /api/v1/links/bulk",
         "POST /api/v1/links/bulk/actions",
+        "POST /api/v1/webhooks",
+        "POST /api/v1/webhooks/{id}/replay",
+        "POST /api/v1/webhooks/{id}/rotate",
+        "POST /api/v1/webhooks/{id}/test",
         "PUT /api/v1/links/{id}/tags",
     ]
 
     for operation in operations:
-        # Random ids only reach the 404 path; a real link of the account reaches the rest.
+        # Random ids only reach the 404 path; a real link (or webhook) of the account reaches the rest.
         id_choices = [None, "existing"] if "{id}" in operation.path else [None]
         for mode in MODES:
             for id_choice in id_choices:
-                path_parameters = {"id": new_link_id(live, session)} if id_choice else None
+                make_id = new_webhook_id if operation.path.startswith("/api/v1/webhooks/") else new_link_id
+                path_parameters = {"id": make_id(live, session)} if id_choice else None
 
                 @given(case=operation.as_strategy(mode, path_parameters=path_parameters))
                 @settings(
