@@ -19,6 +19,7 @@ from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.links import LinkPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
+from shortlink.dashboard.webhooks import WebhookPages
 from shortlink.web.errors import NOSNIFF
 
 __all__ = ["dashboard_handlers", "template_config"]
@@ -27,7 +28,16 @@ __all__ = ["dashboard_handlers", "template_config"]
 def dashboard_handlers() -> list:
     pages = Router(
         path="/",
-        route_handlers=[home, SignInController, LinkPages, KeyPages, AccountPage, AnalyticsPages, BioPages],
+        route_handlers=[
+            home,
+            SignInController,
+            LinkPages,
+            KeyPages,
+            AccountPage,
+            AnalyticsPages,
+            BioPages,
+            WebhookPages,
+        ],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,
