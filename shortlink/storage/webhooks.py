@@ -167,13 +167,16 @@ def event_of_account(conn: Connection, account_id: int, public_id: str) -> Row |
 
 _DUE_COLUMNS = (
     "d.id AS delivery_id, d.attempts, d.first_failed_ms, e.public_id AS event_public_id, e.type, e.created_ms,"
+    " e.link_id,"
     " e.data, p.id AS endpoint_id, p.public_id AS endpoint_public_id, p.url, p.secret_nonce, p.previous_nonce,"
     " p.previous_until_ms"
 )
 
 
-def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_endpoint: int) -> list[Row]:
-    """Take up to `limit` due deliveries of enabled endpoints, at most `per_endpoint` of each,
+def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
+    """Take up to `limit` due deliveries of enabled endpoints, at most `per_link` of each
+    endpoint's change events of one link (clicks, and events without a link, each on its own:
+    they need no order among themselves),
     oldest event first, leasing them until `now_ms + lease_ms`: no other deliverer takes them
     meanwhile, and a deliverer that dies holding them only delays them until the lease ends
     (at-least-once). On PostgreSQL rows another process is claiming are skipped, not waited for."""
@@ -183,11 +186,13 @@ def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_endp
             row[0]
             for row in conn.execute(
                 "SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM (SELECT d.id, row_number() OVER"
-                " (PARTITION BY d.endpoint_id ORDER BY d.event_id, d.id) AS n FROM webhook_deliveries AS d"
-                " JOIN webhook_endpoints AS p ON p.id = d.endpoint_id WHERE d.state = 'pending'"
+                " (PARTITION BY d.endpoint_id, CASE WHEN e.type = 'link.clicked' THEN -e.id"
+                " ELSE coalesce(e.link_id, -e.id) END ORDER BY d.event_id, d.id) AS n"
+                " FROM webhook_deliveries AS d JOIN webhook_endpoints AS p ON p.id = d.endpoint_id"
+                " JOIN webhook_events AS e ON e.id = d.event_id WHERE d.state = 'pending'"
                 " AND d.next_attempt_ms <= ? AND d.lease_until_ms <= ? AND p.is_enabled = 1) AS ranked WHERE n <= ?)"
                 f" AND lease_until_ms <= ? ORDER BY event_id, id LIMIT ?{lock}",
-                (now_ms, now_ms, per_endpoint, now_ms, limit),
+                (now_ms, now_ms, per_link, now_ms, limit),
             ).fetchall()
         ]
         if not ids:
@@ -323,3 +328,7 @@ def links_expired_between(conn: Connection, after: str, until: str) -> list[Row]
         " FROM webhook_endpoints WHERE is_enabled = 1 AND events LIKE '% link.expired %') ORDER BY expires_at, id",
         (after, until),
     ).fetchall()
+
+
+def pending_delivery_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'").fetchone()[0]

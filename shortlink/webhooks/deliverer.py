@@ -24,7 +24,7 @@ from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_r
 from shortlink.storage import Database, Row
 from shortlink.times import to_iso
 from shortlink.webhooks import outbox, send
-from shortlink.webhooks.events import EventBody
+from shortlink.webhooks.events import CLICKED, EventBody
 from shortlink.webhooks.secrets import signature_header
 
 log = logging.getLogger("shortlink.webhooks")
@@ -33,11 +33,14 @@ POLL_SECONDS = 1.0
 EXPIRY_SWEEP_SECONDS = 5.0
 RETENTION_SWEEP_SECONDS = 3600.0
 RETENTION_CHUNK = 5000
-# Deliveries claimed per round: up to PER_ENDPOINT of each endpoint, sent one after another in
-# the order of their events (endpoints side by side). A claim's lease covers them all at the
-# timeout each, so a delivery left by a killed process goes out again within about a minute.
-CLAIM_BATCH = 64
-PER_ENDPOINT = 4
+# Deliveries claimed per round: up to PER_LINK of an endpoint's change events of one link, sent
+# one after another in the order of their events; clicks, other links' and other endpoints'
+# side by side, up to
+# CONCURRENCY at once. A claim's lease covers the longest a round can take at the timeout per
+# delivery, so a delivery left by a killed process goes out again within about a minute.
+CLAIM_BATCH = 128
+CONCURRENCY = 32
+PER_LINK = 2
 LEASE_MARGIN_SECONDS = 10.0
 
 
@@ -66,7 +69,8 @@ class Deliverer:
         `on_disabled()`: after an endpoint was disabled (the subscriber sets change)."""
         self.db, self.key, self.base_for, self.policy, self.own = db, key, base_for, policy, own
         self.clock, self.resolve, self.timeout, self.poll_seconds = clock, resolve, timeout, poll_seconds
-        self.lease_ms = int((lease_seconds or PER_ENDPOINT * timeout + LEASE_MARGIN_SECONDS) * 1000)
+        rounds = CLAIM_BATCH // CONCURRENCY + PER_LINK
+        self.lease_ms = int((lease_seconds or rounds * timeout + LEASE_MARGIN_SECONDS) * 1000)
         self.on_disabled = on_disabled
         # Run before every round (the subscriber set is refreshed so, for changes made by
         # the CLI or another process).
@@ -86,7 +90,15 @@ class Deliverer:
         self._wake.set()
 
     async def start(self) -> None:
-        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=self.timeout)
+        # httpx logs every request at INFO: thousands a second of click events. Every attempt
+        # is in the delivery log (webhook_attempts) instead.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,
+            trust_env=False,
+            timeout=self.timeout,
+            limits=httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY),
+        )
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
@@ -124,37 +136,42 @@ class Deliverer:
             while await self.db.write(outbox.forget_old, self.now_ms(), RETENTION_CHUNK) >= RETENTION_CHUNK:
                 pass
         handled = await self.db.write(outbox.dispatch, self.now_ms(), self.base_for)
-        due = await self.db.write(outbox.claim, self.now_ms(), self.lease_ms, CLAIM_BATCH, PER_ENDPOINT)
+        due = await self.db.write(outbox.claim, self.now_ms(), self.lease_ms, CLAIM_BATCH, PER_LINK)
         if due:
             await self._send_all(due)
         return handled + len(due)
 
     async def _send_all(self, due: list[Row]) -> None:
-        """Each endpoint's deliveries one after another, in the order of their events."""
-        by_endpoint: dict[int, list[Row]] = defaultdict(list)
+        """Each link's change events to an endpoint one after another, in the order of their
+        events (clicks side by side); the attempts of the round recorded together, in one write."""
+        chains: dict[tuple[int, int], list[Row]] = defaultdict(list)
         for row in due:
-            by_endpoint[row["endpoint_id"]].append(row)
+            ordered = row["link_id"] is not None and row["type"] != CLICKED
+            link = row["link_id"] if ordered else -row["delivery_id"]
+            chains[row["endpoint_id"], link].append(row)
+        slots = asyncio.Semaphore(CONCURRENCY)
+        settled: list[tuple[Row, send.Outcome, int]] = []
 
         async def in_order(rows: list[Row]) -> None:
             for row in rows:
-                await self._deliver(row)
+                async with slots:
+                    settled.append((row, await self._deliver(row), self.now_ms()))
 
-        await asyncio.gather(*(in_order(rows) for rows in by_endpoint.values()))
+        await asyncio.gather(*(in_order(rows) for rows in chains.values()))
+        if await self.db.write(outbox.settle_all, settled):
+            self.on_disabled()
 
-    async def _deliver(self, due: Row) -> None:
+    async def _deliver(self, due: Row) -> send.Outcome:
         assert self._client is not None, "start() first"
         now_ms = self.now_ms()
-        body = msgspec.json.encode(
-            EventBody(
-                due["type"], to_iso(datetime.fromtimestamp(due["created_ms"] / 1000, UTC)), msgspec.Raw(due["data"])
-            )
-        ).decode()
-        moment = datetime.fromtimestamp(now_ms / 1000, UTC)
+        created = to_iso(datetime.fromtimestamp(due["created_ms"] / 1000, UTC))
+        body = msgspec.json.encode(EventBody(due["type"], created, msgspec.Raw(due["data"]))).decode()
+        secrets = outbox.secrets_of(due, self.key(), now_ms)
         headers = {
             "webhook-id": due["event_public_id"],
             "webhook-timestamp": str(now_ms // 1000),
             "webhook-signature": signature_header(
-                outbox.secrets_of(due, self.key(), now_ms), due["event_public_id"], moment, body
+                secrets, due["event_public_id"], datetime.fromtimestamp(now_ms / 1000, UTC), body
             ),
         }
         outcome = await send.post(
@@ -168,5 +185,4 @@ class Deliverer:
             timeout=self.timeout,
         )
         self.sent += 1
-        if await self.db.write(outbox.settle, due, outcome, self.now_ms()):
-            self.on_disabled()
+        return outcome

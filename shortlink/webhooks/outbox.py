@@ -225,5 +225,12 @@ def forget_old(conn: Connection, now_ms: int, limit: int) -> int:
     return store.delete_before(conn, now_ms - rules.RETENTION_MS, limit)
 
 
-def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_endpoint: int) -> list[Row]:
-    return store.claim_due(conn, now_ms, lease_ms, limit, per_endpoint)
+def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
+    return store.claim_due(conn, now_ms, lease_ms, limit, per_link)
+
+
+def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]]) -> int:
+    """`settle` for each (delivery, outcome, when) of a round, in one transaction; returns how
+    many endpoints were disabled."""
+    with transaction(conn):
+        return sum(settle(conn, due, outcome, at) for due, outcome, at in settled)

@@ -86,7 +86,7 @@ def hooked(conn, account_id: int) -> None:
     )
     now_ms = outbox.millis(now)
     outbox.dispatch(conn, now_ms, lambda _account: "https://sho.rt")
-    for due in outbox.claim(conn, now_ms, 60_000, 10, 4):
+    for due in outbox.claim(conn, now_ms, 60_000, 10, 2):
         outbox.settle(conn, due, Outcome(True, 200, 12, "thanks"), now_ms)
 
 

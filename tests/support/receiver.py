@@ -105,7 +105,10 @@ def running_receiver() -> Iterator[Receiver]:
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # deliverers open up to 32 connections each at once
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
