@@ -23,7 +23,9 @@ from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
 from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
 from shortlink.app.visits import Visits
+from shortlink.app.webhooks import Webhooks
 from shortlink.config import Config, ConfigError, PublicConfig
+from shortlink.fetcher.ssrf import OwnService, address_policy, own_host_entries
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
 from shortlink.links.public import blocked_hosts
@@ -38,6 +40,8 @@ from shortlink.visits.cache import LinkCache
 from shortlink.visits.countries import open_table
 from shortlink.visits.invalidation import LinkChanges
 from shortlink.visits.recorder import ClickRecorder
+from shortlink.webhooks.deliverer import Deliverer
+from shortlink.webhooks.secrets import webhook_key
 
 log = logging.getLogger("shortlink")
 
@@ -116,6 +120,7 @@ class Services:
             shared_keys=shared_keys,
             is_ours=self.hosts.is_ours,
             countries=open_table(config.geoip.path),
+            clicks_wanted=lambda: self.webhooks.clicks_wanted(),
         )
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
@@ -130,6 +135,7 @@ class Services:
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
             blocked=blocked_hosts(config.public.blocked_hosts),
+            events_written=lambda: self.deliverer.notify(),
         )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
@@ -173,6 +179,30 @@ class Services:
             secret=lambda: self._cookie_secret,
         )
         self.visits.count_app_outcome = self.apps.count_outcome
+        self.webhooks, self.deliverer = self._webhooks(config)
+
+    def _webhooks(self, config: Config) -> tuple[Webhooks, Deliverer]:
+        """Webhook endpoints, and the deliverer that sends their events; both sign with the
+        webhook key, known once `start` has read the database's secret."""
+
+        def key() -> bytes:
+            return webhook_key(self._cookie_secret)
+
+        async def own() -> OwnService:  # never delivered to this service itself
+            return OwnService(own_host_entries(self.hosts.all()))
+
+        deliverer = Deliverer(
+            self.db,
+            key=key,
+            base_for=self.hosts.base_for_account,
+            policy=address_policy(config.fetcher.allow_private_addresses),
+            own=own,
+        )
+        webhooks = Webhooks(
+            self.db, self.hosts, allow_private=config.fetcher.allow_private_addresses, key=key, wake=deliverer.notify
+        )
+        deliverer.on_round = webhooks.refresh_subscribers
+        return webhooks, deliverer
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
@@ -193,6 +223,8 @@ class Services:
         await self.fetcher.start()
         await self.bio.start()
         await self.apps.start()
+        await self.webhooks.refresh_subscribers()
+        await self.deliverer.start()
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         if isinstance(self.db, SqliteDatabase):  # PostgreSQL checkpoints on its own
             self.db.take_over_checkpoints()
@@ -208,6 +240,7 @@ class Services:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.fetcher.stop()
+        await self.deliverer.stop()
         await self.bio.stop()
         await self.apps.stop()
         await self.recorder.stop()  # drains every queued click

@@ -44,6 +44,7 @@ from shortlink.times import from_iso, utcnow
 from shortlink.visits.classify import classify
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
+from shortlink.webhooks import outbox
 
 Action = Literal["create", "unchanged", "skip", "error"]
 # Rows per write: large enough to amortise the hop to the writer, small enough that
@@ -262,6 +263,11 @@ def apply_chunk(
                     tagging.store_tags(conn, account_id, stored["id"], item.tags)
                 if row.app is not None:  # the app the source's link opened (issue 39)
                     attach_imported_app(conn, account_id, stored["id"], row.app)
+                if changes:  # the event shows the link as imported
+                    link = service.to_link(
+                        link_store.link_by_rowid(conn, stored["id"]) or stored, link.short_url.rsplit("/l/", 1)[0]
+                    )
+                outbox.emit_link(conn, account_id, "link.created", link, now)
         except ShortlinkError as exc:  # e.g. the code was taken since the plan
             item.outcome.action, item.outcome.reason, item.outcome.visits = "error", exc.message, 0
             continue

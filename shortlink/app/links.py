@@ -23,6 +23,7 @@ from shortlink.links.bulk import BulkActionResult, BulkItemResult, BulkLinkActio
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Database
 from shortlink.times import utcnow
+from shortlink.webhooks import outbox
 
 
 async def hash_password(password: str | None) -> str | None:
@@ -46,6 +47,7 @@ class Links:
         changed: Callable[[str], None] = _nothing,
         fetch_wanted: Callable[[], None] = _nothing,
         blocked: frozenset[str] = frozenset(),
+        events_written: Callable[[], None] = _nothing,
     ):
         """`changed(code)` runs after a link is created, changed or deleted (the visitor
         cache forgets it); `fetch_wanted()` after a link that wants its title fetched;
@@ -53,12 +55,15 @@ class Links:
         self.db, self.hosts, self.blocked = db, hosts, blocked
         self.daily_limit, self.fetch_titles = daily_limit, fetch_titles
         self._changed, self._fetch_wanted = changed, fetch_wanted
+        # Every link write goes through webhooks.outbox, which adds its events (if any
+        # endpoint wants them) in the same transaction; then the deliverer is woken.
+        self._events_written = events_written
 
     async def create(self, account_id: int, body: CreateLink, source: Source) -> Link:
         if body.password is not None:
             rules.validate_password(body.password)  # before the slow hash, not after
         link = await self.db.write(
-            service.create_link,
+            outbox.create_link,
             account_id,
             body,
             is_ours=self.hosts.is_ours,
@@ -71,6 +76,7 @@ class Links:
             blocked=self.blocked,
         )
         self._changed(link.short_code)
+        self._events_written()
         if self.fetch_titles and body.title is None:
             self._fetch_wanted()
         return link
@@ -125,7 +131,7 @@ class Links:
         if password is not None:
             rules.validate_password(password)
         link, code = await self.db.write(
-            service.update_link,
+            outbox.update_link,
             account_id,
             link_id,
             patch,
@@ -134,11 +140,15 @@ class Links:
             password_hash=await hash_password(password),
         )
         self._changed(code)
+        self._events_written()
         return link
 
     async def delete(self, account_id: int, link_id: str) -> None:
-        code = await self.db.write(service.delete_link, account_id, link_id)
+        code = await self.db.write(
+            outbox.delete_link, account_id, link_id, base=self.hosts.base_for_account(account_id), now=utcnow()
+        )
         self._changed(code)
+        self._events_written()
 
     async def tags(self, account_id: int, link_id: str) -> tagging.LinkTags:
         return await self.db.read(tagging.link_tags, account_id, link_id)

@@ -21,6 +21,7 @@ from shortlink.dashboard.links import LinkPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
 from shortlink.dashboard.targeting import RulePages
+from shortlink.dashboard.webhooks import WebhookPages
 from shortlink.web.errors import NOSNIFF
 
 __all__ = ["dashboard_handlers", "template_config"]
@@ -39,6 +40,7 @@ def dashboard_handlers() -> list:
             BioPages,
             RulePages,
             AppPages,
+            WebhookPages,
         ],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]

@@ -53,6 +53,7 @@ NAV: list[NavItem] = [
     NavItem("API keys", "/keys"),
     NavItem("Account", "/account"),
     NavItem("Apps", "/apps"),
+    NavItem("Webhooks", "/webhooks"),
 ]
 
 

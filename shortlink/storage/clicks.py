@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from shortlink.storage import webhooks as webhook_store
 from shortlink.storage.base import Connection, on_postgres, transaction
 from shortlink.storage.labels import UNKNOWN
 
@@ -172,16 +173,21 @@ def _rule_counts(b: str) -> list[str]:
     ]
 
 
-def write_batch(conn: Connection, batch: str) -> set[int]:
+def write_batch(conn: Connection, batch: str, with_events: bool = False) -> set[int]:
     """Store a batch (`encode_batch`) in one transaction: raw rows, link counters and every
     rollup, aggregated here in SQL. If some of its links were deleted meanwhile, store
-    nothing and return their ids (the caller drops their clicks and retries)."""
+    nothing and return their ids (the caller drops their clicks and retries).
+
+    `with_events`: also add a `link.clicked` webhook event per human click of an account
+    subscribed to them, in the same transaction (storage.webhooks.click_events_statement).
+    Without it, the batch is written exactly as before webhooks existed."""
     if on_postgres(conn):
-        return _write_batch_postgres(conn, batch)
+        return _write_batch_postgres(conn, batch, with_events)
     for statement in _SQLITE_BATCH_WRITER:
         conn.execute(statement)
+    target = "click_batches_with_events" if with_events else "click_batches"
     try:
-        conn.execute("INSERT INTO click_batches (batch) VALUES (?)", (batch,))
+        conn.execute(f"INSERT INTO {target} (batch) VALUES (?)", (batch,))
     except sqlite3.IntegrityError as error:
         if str(error) != _DELETED_LINKS:
             raise
@@ -217,6 +223,7 @@ def _sqlite_batch_writer() -> tuple[str, ...]:
         " WHERE EXISTS (SELECT 1 FROM batch_clicks WHERE link_id NOT IN (SELECT id FROM links))",
         *_counting("batch_clicks AS b"),
     ]
+    with_events = [*body, webhook_store.click_events_statement("batch_clicks AS b", postgres=False)]
     return (
         # A trigger is compiled against the schema this connection last read, and an object
         # another connection renamed or dropped meanwhile fails the compile until something
@@ -227,13 +234,17 @@ def _sqlite_batch_writer() -> tuple[str, ...]:
         "CREATE TEMP TRIGGER IF NOT EXISTS write_click_batch INSTEAD OF INSERT ON click_batches BEGIN "
         + "; ".join(body)
         + "; END",
+        # The same and the batch's webhook events, for when an endpoint subscribes to clicks.
+        "CREATE TEMP VIEW IF NOT EXISTS click_batches_with_events (batch) AS SELECT NULL",
+        "CREATE TEMP TRIGGER IF NOT EXISTS write_click_batch_with_events INSTEAD OF INSERT"
+        " ON click_batches_with_events BEGIN " + "; ".join(with_events) + "; END",
     )
 
 
 _SQLITE_BATCH_WRITER = _sqlite_batch_writer()
 
 
-def _write_batch_postgres(conn: Connection, batch: str) -> set[int]:
+def _write_batch_postgres(conn: Connection, batch: str, with_events: bool) -> set[int]:
     """The same statements, each reading the batch parameter (PostgreSQL parses JSON
     cheaply, and a temporary table there would be a catalogue change per connection)."""
     with transaction(conn):
@@ -244,7 +255,10 @@ def _write_batch_postgres(conn: Connection, batch: str) -> set[int]:
         if missing := _deleted_links(conn, batch):
             return missing
         with_batch = f"WITH b AS MATERIALIZED (SELECT {_batch_columns(True)} FROM {_json_rows(True)})"
-        for statement in _counting("b"):
+        statements = _counting("b")
+        if with_events:
+            statements.append(webhook_store.click_events_statement("b", postgres=True))
+        for statement in statements:
             conn.execute(f"{with_batch} {statement}", (batch,))
     return set()
 

@@ -45,6 +45,10 @@ TABLES = (
     "bio_buttons",
     "bio_page_days",
     "dashboard_sessions",
+    "webhook_endpoints",
+    "webhook_events",
+    "webhook_deliveries",
+    "webhook_attempts",
 )
 # Tables whose id comes from an identity sequence on PostgreSQL.
 IDENTITY_TABLES = (
@@ -56,6 +60,10 @@ IDENTITY_TABLES = (
     "bio_pages",
     "dashboard_sessions",
     "apps",
+    "webhook_endpoints",
+    "webhook_events",
+    "webhook_deliveries",
+    "webhook_attempts",
 )
 
 

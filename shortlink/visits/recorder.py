@@ -50,13 +50,16 @@ class ClickRecorder:
         shared_keys: SharedDayKeys | None = None,
         is_ours: Callable[[str], bool] = lambda _host: False,
         countries: CountryTable | None = None,
+        clicks_wanted: Callable[[], bool] = lambda: False,
     ):
         """`shared_keys`: with more than one server process, every process hashes visitors
         with the same day key (through Redis), so unique visitors stay exact. `is_ours`
         tells the service's own hosts (a referrer from our bio page keeps its handle).
-        `countries`: the [geoip] table, the bundled one by default."""
+        `countries`: the [geoip] table, the bundled one by default. `clicks_wanted()`: whether
+        some webhook endpoint subscribes to clicks (an in-memory check, once per batch): then a
+        batch also writes its `link.clicked` events, in its own transaction."""
         self.db, self.config, self.clock, self.shared_keys = db, config, clock, shared_keys
-        self.is_ours = is_ours
+        self.is_ours, self.clicks_wanted = is_ours, clicks_wanted
         self.countries = countries or open_table()
         self.written = 0
         self.dropped = 0
@@ -171,7 +174,8 @@ class ClickRecorder:
         return stored
 
     async def _store(self, batch: list[click_store.StoredClick]) -> None:
-        while missing := await self.db.write(click_store.write_batch, click_store.encode_batch(batch)):
+        with_events = self.clicks_wanted()
+        while missing := await self.db.write(click_store.write_batch, click_store.encode_batch(batch), with_events):
             # Links deleted meanwhile: their history is gone anyway.
             batch = [click for click in batch if click.link_id not in missing]
         self.written += len(batch)

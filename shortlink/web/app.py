@@ -32,6 +32,7 @@ from shortlink.web.qr import QrController
 from shortlink.web.tags import TagController
 from shortlink.web.targeting import RulesController
 from shortlink.web.visitor import visitor_handlers
+from shortlink.web.webhooks import WebhookController
 from shortlink.wiring import Services
 
 API_CONTROLLERS = [
@@ -43,6 +44,7 @@ API_CONTROLLERS = [
     AppController,
     LinkAppController,
     RulesController,
+    WebhookController,
 ]
 
 

@@ -50,6 +50,16 @@ OPERATIONS = {
     ("GET", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/links/{id}/app/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
+    # Issue 38: webhooks.
+    ("POST", "/api/v1/webhooks"): {"201", "400", "401", "403", "429", "500"},
+    ("GET", "/api/v1/webhooks"): {"200", "400", "401", "403", "429", "500"},
+    ("GET", "/api/v1/webhooks/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("PATCH", "/api/v1/webhooks/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("DELETE", "/api/v1/webhooks/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/webhooks/{id}/rotate"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/webhooks/{id}/deliveries"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/webhooks/{id}/replay"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/webhooks/{id}/test"): {"202", "400", "401", "403", "404", "429", "500"},
 }
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -177,9 +187,9 @@ def test_per_link_paths_name_their_parameter_id(document):
     assert "link_id" not in str(document["paths"])
     for (method, path), operation in operations(document).items():
         names = [parameter["name"] for parameter in operation.get("parameters", []) if parameter["in"] == "path"]
-        assert names == (["id"] if "{id}" in path else []), (method, path)
+        assert names == (["id"] if "/{id}" in path else []), (method, path)
         if names:
-            assert path.startswith(("/api/v1/links/{id}", "/api/v1/apps/{id}"))
+            assert path.startswith(("/api/v1/links/{id}", "/api/v1/apps/{id}", "/api/v1/webhooks/{id}"))
 
 
 def test_analytics_times_and_days_carry_their_formats(document):

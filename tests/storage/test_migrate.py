@@ -20,6 +20,10 @@ from shortlink.storage.copy import TABLES
 from shortlink.storage.tags import replace_link_tags
 from shortlink.storage.targeting import replace_document
 from shortlink.web.app import create_app
+from shortlink.webhooks import endpoints as webhook_endpoints
+from shortlink.webhooks import outbox
+from shortlink.webhooks.events import CreateWebhook
+from shortlink.webhooks.send import Outcome
 from tests.conftest import bearer, run_cli, storage_settings
 from tests.support.helpers import store_link
 
@@ -75,9 +79,30 @@ def installation(tmp_path):
         applinks.set_link_app(conn, account_id, link_id, SetLinkApp(app_id=app.id, deep_path="/p/1"))
         applinks_store.redeem(conn, "0" * 64, "2026-01-01T00:00:00.000Z")
         applinks_store.add_outcomes(conn, [(first_link, TODAY.isoformat(), "app", 2)])
+        hooked(conn, account_id)
     finally:
         conn.close()
     return path, key, high_water
+
+
+def hooked(conn, account_id: int) -> None:
+    """A webhook endpoint with an event, its delivery and an attempt."""
+    now = datetime.now(UTC)
+    body = CreateWebhook(url="https://hooks.example.com/in", events=["link.created"])
+    webhook_endpoints.create_endpoint(conn, account_id, body, now=now, allow_private=False)
+    outbox.create_link(
+        conn,
+        account_id,
+        CreateLink(original_url="https://example.com/hooked"),
+        now=now,
+        is_ours=lambda _host: False,
+        base="https://sho.rt",
+        daily_limit=10**6,
+    )
+    now_ms = outbox.millis(now)
+    outbox.dispatch(conn, now_ms, lambda _account: "https://sho.rt")
+    for due in outbox.claim(conn, now_ms, 60_000, 10, 2):
+        outbox.settle(conn, due, Outcome(True, 200, 12, "thanks"), now_ms)
 
 
 def answers(location: str, key: str, tmp_path) -> dict[str, object]:

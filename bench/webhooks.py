@@ -1,0 +1,221 @@
+"""Webhooks and the redirect path: the one-hot-link redirect ratio to a bare 302 with an endpoint
+subscribed to link.clicked, side by side with none; then 1,000 human clicks a second with that
+endpoint: whether every click's event is delivered as it comes, without the outbox growing.
+
+Run: .venv/bin/python -m bench.webhooks [--rounds 3] [--seconds 5] [--rate 1000] [--paced-seconds 20].
+Needs wrk. The receiver is a separate process on 127.0.0.1 answering 204 at once (so the
+installation runs with [fetcher] allow_private_addresses for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.redirects import (
+    clicks,
+    free_port,
+    have_wrk,
+    measure,
+    paced_script,
+    wait_until_serving,
+    wrk,
+    wrk_arguments,
+)
+from shortlink import accounts
+from shortlink.app.hosts import Hosts
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import connect
+from shortlink.storage import webhooks as webhook_store
+from shortlink.webhooks import endpoints
+from shortlink.webhooks.events import CreateWebhook
+
+PRIVATE = {"SHORTLINK_FETCHER_ALLOW_PRIVATE_ADDRESSES": "true"}
+CATCH_UP_SECONDS = 120
+
+
+async def receive(port: int) -> None:
+    """A minimal HTTP/1.1 receiver: 204 to every POST (counted), the count to GET /count."""
+    received = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal received
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                await reader.readexactly(length)
+                if head.startswith(b"GET /count"):
+                    body = str(received).encode()
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                else:
+                    received += 1
+                    writer.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", port)
+    async with server:
+        await server.serve_forever()
+
+
+def received(port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/count", timeout=5) as response:
+        return int(response.read())
+
+
+def seed(location: str, receiver_port: int | None) -> str:
+    """An account with one link (the hot link), and when given, an endpoint subscribed to its clicks."""
+    conn = connect(location)
+    accounts.create_key(conn, "bench@example.com")
+    account_id = accounts.account_for(conn, "bench@example.com")["id"]
+    hosts = Hosts("http://127.0.0.1:8000")
+    link = service.create_link(
+        conn,
+        account_id,
+        CreateLink(original_url="https://example.com/landing", title="Bench"),
+        is_ours=hosts.is_ours,
+        base=hosts.short_host,
+        daily_limit=1,
+        now=datetime.now(UTC),
+        fetch_title=False,
+    )
+    if receiver_port is not None:
+        body = CreateWebhook(url=f"http://127.0.0.1:{receiver_port}/hooks", events=["link.clicked"])
+        endpoints.create_endpoint(conn, account_id, body, now=datetime.now(UTC), allow_private=True)
+    conn.close()
+    return link.short_code
+
+
+def outbox_sizes(location: str) -> tuple[int, int]:
+    """(events waiting to be fanned out, deliveries not yet made)."""
+    conn = connect(location)
+    try:
+        return webhook_store.waiting_event_count(conn), webhook_store.pending_delivery_count(conn)
+    finally:
+        conn.close()
+
+
+def paced_run(args, work: Path, location: str, code: str, receiver_port: int) -> dict:
+    """`args.rate` human clicks a second for `args.paced_seconds`, the outbox sampled every second."""
+    port = free_port()
+    config = work / "paced.toml"
+    config.write_text(
+        f'[server]\nport = {port}\naccess_log = false\n[storage]\npath = "{location}"\n'
+        "[fetcher]\nenabled = false\nallow_private_addresses = true\n[limits]\nrequests_per_minute = 1000000\n"
+    )
+    with (work / "server-paced.log").open("w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bench.server", "--config", str(config)], stdout=log, stderr=log
+        )
+    samples: list[tuple[float, int, int, int]] = []
+    try:
+        wait_until_serving(port)
+        done = threading.Event()
+
+        def sample() -> None:
+            started = time.monotonic()
+            while not done.wait(1.0):
+                waiting, pending = outbox_sizes(location)
+                samples.append((time.monotonic() - started, waiting, pending, received(receiver_port)))
+
+        sampler = threading.Thread(target=sample)
+        before = received(receiver_port)
+        sampler.start()
+        connections = 16
+        run = wrk(
+            f"http://127.0.0.1:{port}/l/{code}",
+            args.paced_seconds,
+            connections,
+            paced_script(work, args.rate, connections),
+        )
+        done.set()
+        sampler.join()
+        at_end = received(receiver_port) - before
+        ended = time.monotonic()
+        left = clicks(location) - args.clicks_before - at_end
+        while left > 0 and time.monotonic() < ended + CATCH_UP_SECONDS:
+            time.sleep(0.2)
+            left = clicks(location) - args.clicks_before - (received(receiver_port) - before)
+        caught_up = time.monotonic() - ended
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    return {"wrk": run, "samples": samples, "delivered_during": at_end, "caught_up": caught_up, "left": left}
+
+
+def main() -> int:
+    parser = wrk_arguments(__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=1000.0, help="human clicks a second in the paced phase")
+    parser.add_argument("--paced-seconds", type=int, default=20)
+    args = parser.parse_args()
+    args.server, args.access_log, args.backend = "uvicorn", False, "sqlite"
+    if not have_wrk():
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="shortlink-bench-webhooks-"))
+    receiver_port = free_port()
+    receiver = subprocess.Popen([sys.executable, "-m", "bench.webhooks", "--receive", str(receiver_port)])
+    os.environ.update(PRIVATE)  # the servers measure() starts deliver to the receiver on 127.0.0.1
+    try:
+        time.sleep(0.5)
+        plain, hooked = str(work / "plain.db"), str(work / "hooked.db")
+        plain_code, hooked_code = seed(plain, None), seed(hooked, receiver_port)
+        results = {}
+        for name, location, code in (
+            ("no endpoint", plain, plain_code),
+            ("endpoint on link.clicked", hooked, hooked_code),
+        ):
+            rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
+            results[name] = (rounds, exact)
+        args.clicks_before = clicks(hooked)
+        paced = paced_run(args, work, hooked, hooked_code, receiver_port)
+    finally:
+        receiver.terminate()
+        receiver.wait()
+    for name, (rounds, exact) in results.items():
+        bare = statistics.median(bare["rps"] for bare, _ in rounds)
+        redirect = statistics.median(redirect["rps"] for _, redirect in rounds)
+        print(
+            f"{name}: bare 302 {bare:.0f} req/s, /l/<code> + click {redirect:.0f} req/s, "
+            f"ratio {redirect / bare:.1%} (target >= 85%); exact phase {exact}/2000 clicks recorded"
+        )
+    run = paced["wrk"]
+    print(
+        f"paced: {run['rps']:.0f} human clicks/s for {args.paced_seconds} s (p99 {run['p99']:.2f} ms), "
+        f"{paced['delivered_during']} events delivered during the run, "
+        + (
+            f"all delivered {paced['caught_up']:.1f} s after it ended"
+            if paced["left"] <= 0
+            else f"{paced['left']} of its clicks still undelivered {CATCH_UP_SECONDS} s after it ended"
+        )
+    )
+    waiting = [sample[1] for sample in paced["samples"]]
+    pending = [sample[2] for sample in paced["samples"]]
+    print(
+        f"outbox each second: events waiting max {max(waiting, default=0)}, median "
+        f"{statistics.median(waiting) if waiting else 0}; deliveries pending max {max(pending, default=0)}, "
+        f"first {pending[:1]}, last {pending[-1:]}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--receive"]:
+        asyncio.run(receive(int(sys.argv[2])))
+    else:
+        sys.exit(main())

@@ -1,0 +1,119 @@
+"""Webhook operations for every door, and the in-memory "who subscribes to clicks" set.
+
+The click recorder asks `clicks_wanted()` per batch: an installation without any endpoint
+subscribed to `link.clicked` writes its click batches exactly as before. The set is refreshed
+after every endpoint change made here and by the deliverer's rounds (changes made by the CLI
+or another process)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+
+import msgspec
+
+from shortlink.app.hosts import Hosts
+from shortlink.config import StorageConfig
+from shortlink.keyfile import key_file_of, read_or_create, signing_key
+from shortlink.storage import Connection, Database
+from shortlink.storage import accounts as account_store
+from shortlink.storage import webhooks as store
+from shortlink.times import utcnow
+from shortlink.webhooks import endpoints, outbox
+from shortlink.webhooks.events import (
+    CLICKED,
+    Attempt,
+    CreatedWebhook,
+    CreateWebhook,
+    Replay,
+    RotatedSecret,
+    UpdateWebhook,
+    Webhook,
+)
+from shortlink.webhooks.secrets import secret_of, webhook_key
+
+
+def installation_key(conn: Connection, storage: StorageConfig) -> bytes:
+    """The webhook key as a server process makes it (wiring.Services.start): the key file and
+    the database's own secret. For the CLI, which shows a new endpoint's secret."""
+    key_file = key_file_of(storage)
+    stored = account_store.setting(conn, "cookie_secret", lambda: secrets.token_hex(32))
+    return webhook_key(signing_key(None if key_file is None else read_or_create(key_file), bytes.fromhex(stored)))
+
+
+def _nothing() -> None:
+    return None
+
+
+class Webhooks:
+    def __init__(
+        self,
+        db: Database,
+        hosts: Hosts,
+        *,
+        allow_private: bool,
+        key: Callable[[], bytes],
+        wake: Callable[[], None] = _nothing,
+    ):
+        """`key()`: the webhook key (secrets.webhook_key), known once the server has started;
+        `wake()`: tell the deliverer there is something to send."""
+        self.db, self.hosts, self.allow_private, self.key, self.wake = db, hosts, allow_private, key, wake
+        self.click_accounts: frozenset[int] = frozenset()
+
+    def clicks_wanted(self) -> bool:
+        return bool(self.click_accounts)
+
+    async def refresh_subscribers(self) -> None:
+        self.click_accounts = frozenset(await self.db.read(store.subscribing_accounts, CLICKED))
+
+    async def create(self, account_id: int, body: CreateWebhook) -> CreatedWebhook:
+        now = utcnow()
+        row = await self.db.write(
+            endpoints.create_endpoint, account_id, body, now=now, allow_private=self.allow_private
+        )
+        await self.refresh_subscribers()
+        shown = endpoints.to_webhook(row, outbox.millis(now))
+        return CreatedWebhook(**msgspec.structs.asdict(shown), secret=secret_of(self.key(), row["secret_nonce"]))
+
+    async def all(self, account_id: int) -> list[Webhook]:
+        return await self.db.read(endpoints.list_endpoints, account_id, outbox.millis(utcnow()))
+
+    async def get(self, account_id: int, webhook_id: str) -> Webhook:
+        row = await self.db.read(endpoints.endpoint_row, account_id, webhook_id)
+        return endpoints.to_webhook(row, outbox.millis(utcnow()))
+
+    async def update(self, account_id: int, webhook_id: str, patch: UpdateWebhook) -> Webhook:
+        webhook = await self.db.write(
+            endpoints.update_endpoint, account_id, webhook_id, patch, now=utcnow(), allow_private=self.allow_private
+        )
+        await self.refresh_subscribers()
+        self.wake()  # a re-enabled endpoint's pending deliveries are due
+        return webhook
+
+    async def delete(self, account_id: int, webhook_id: str) -> None:
+        await self.db.write(endpoints.delete_endpoint, account_id, webhook_id)
+        await self.refresh_subscribers()
+
+    async def rotate(self, account_id: int, webhook_id: str, overlap_seconds: int) -> RotatedSecret:
+        now = utcnow()
+        row = await self.db.write(endpoints.rotate_secret, account_id, webhook_id, overlap_seconds, now)
+        shown = endpoints.to_webhook(row, outbox.millis(now))
+        return RotatedSecret(
+            id=shown.id,
+            secret=secret_of(self.key(), row["secret_nonce"]),
+            previous_secret_valid_until=shown.previous_secret_valid_until,
+        )
+
+    async def attempts(self, account_id: int, webhook_id: str, limit: int, before: int | None) -> list[Attempt]:
+        return await self.db.read(endpoints.attempts, account_id, webhook_id, limit, before)
+
+    async def replay(self, account_id: int, webhook_id: str, body: Replay) -> int:
+        count = await self.db.write(endpoints.replay, account_id, webhook_id, body, utcnow())
+        self.wake()
+        return count
+
+    async def send_test(self, account_id: int, webhook_id: str) -> str:
+        row = await self.db.read(endpoints.endpoint_row, account_id, webhook_id)
+        event_id = await self.db.write(outbox.add_test_event, row, utcnow())
+        self.wake()
+        return event_id

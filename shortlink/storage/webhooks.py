@@ -1,0 +1,334 @@
+"""SQL for webhooks (issue 38): endpoints, the outbox of events, deliveries and their attempts.
+
+Events are inserted by the transaction of the change that causes them (a link write, an
+import's row, a click batch: see storage.clicks), so a rolled-back change leaves none. The
+deliverer then fans each event out to a delivery per matching endpoint (`waiting_events`,
+`add_delivery`), claims due deliveries under a lease (`claim_due`: on PostgreSQL with
+FOR UPDATE SKIP LOCKED, so that several processes never take the same one) and records
+every attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shortlink.storage.base import Connection, Row, on_postgres, transaction
+
+EXPIRY_MARK = "webhook_expiry_checked_until"
+
+
+# Endpoints
+
+
+def insert_endpoint(conn: Connection, row: dict[str, Any]) -> Row:
+    columns = ", ".join(row)
+    endpoint_id = conn.execute(
+        f"INSERT INTO webhook_endpoints ({columns}) VALUES ({', '.join('?' * len(row))}) RETURNING id",
+        tuple(row.values()),
+    ).fetchone()[0]
+    return conn.execute("SELECT * FROM webhook_endpoints WHERE id = ?", (endpoint_id,)).fetchone()
+
+
+def endpoints_of_account(conn: Connection, account_id: int) -> list[Row]:
+    return conn.execute(
+        "SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id", (account_id,)
+    ).fetchall()
+
+
+def endpoint_of_account(conn: Connection, account_id: int, public_id: str) -> Row | None:
+    return conn.execute(
+        "SELECT * FROM webhook_endpoints WHERE account_id = ? AND public_id = ?", (account_id, public_id)
+    ).fetchone()
+
+
+def endpoint_by_public_id(conn: Connection, public_id: str) -> Row | None:
+    return conn.execute("SELECT * FROM webhook_endpoints WHERE public_id = ?", (public_id,)).fetchone()
+
+
+def update_endpoint(conn: Connection, endpoint_id: int, changes: dict[str, Any]) -> Row:
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    conn.execute(f"UPDATE webhook_endpoints SET {assignments} WHERE id = ?", (*changes.values(), endpoint_id))
+    return conn.execute("SELECT * FROM webhook_endpoints WHERE id = ?", (endpoint_id,)).fetchone()
+
+
+def delete_endpoint(conn: Connection, endpoint_id: int) -> None:
+    """The endpoint goes with its deliveries and their attempts (ON DELETE CASCADE)."""
+    with transaction(conn):
+        conn.execute("DELETE FROM webhook_endpoints WHERE id = ?", (endpoint_id,))
+
+
+def subscribed(conn: Connection, account_id: int, event_type: str) -> bool:
+    """Whether an enabled endpoint of the account wants events of this type."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM webhook_endpoints WHERE account_id = ? AND is_enabled = 1 AND events LIKE ? LIMIT 1",
+            (account_id, f"% {event_type} %"),
+        ).fetchone()
+        is not None
+    )
+
+
+def subscribing_accounts(conn: Connection, event_type: str) -> list[int]:
+    rows = conn.execute(
+        "SELECT DISTINCT account_id FROM webhook_endpoints WHERE is_enabled = 1 AND events LIKE ?",
+        (f"% {event_type} %",),
+    )
+    return [row[0] for row in rows]
+
+
+def enabled_endpoints_of(conn: Connection, account_ids: Sequence[int]) -> list[Row]:
+    if not account_ids:
+        return []
+    marks = ", ".join("?" * len(account_ids))
+    return conn.execute(
+        f"SELECT * FROM webhook_endpoints WHERE is_enabled = 1 AND account_id IN ({marks}) ORDER BY id",
+        tuple(account_ids),
+    ).fetchall()
+
+
+# Events
+
+
+def insert_event(conn: Connection, event: dict[str, Any]) -> int:
+    columns = ", ".join(event)
+    return conn.execute(
+        f"INSERT INTO webhook_events ({columns}) VALUES ({', '.join('?' * len(event))}) RETURNING id",
+        tuple(event.values()),
+    ).fetchone()[0]
+
+
+def event_public_id_sql(postgres: bool) -> str:
+    """An event id made by the database itself, for the events a click batch writes in SQL."""
+    if postgres:
+        return "'evt_' || md5(random()::text || clock_timestamp()::text || b.position::text)"
+    return "'evt_' || lower(hex(randomblob(16)))"
+
+
+def click_events_statement(b: str, postgres: bool) -> str:
+    """The statement that adds a `link.clicked` event per human click of batch `b` (a FROM item
+    with storage.clicks.StoredClick's columns and `position`) of an account with an enabled
+    endpoint subscribed to it: the click's analytics labels, never its visitor hash or address.
+    The link itself is added when the event is dispatched."""
+    labels = ["device", "browser", "os", "country", "referrer", "campaign"]
+    pairs = ", ".join(f"'{label}', b.{label}" for label in labels)
+    build = f"json_build_object({pairs})::text" if postgres else f"json_object({pairs})"
+    return (
+        "INSERT INTO webhook_events (public_id, account_id, type, link_id, created_ms, data)"
+        f" SELECT {event_public_id_sql(postgres)}, b.account_id, 'link.clicked', b.link_id, b.ts, {build}"
+        f" FROM {b} WHERE b.is_bot = 0 AND b.account_id IN (SELECT account_id FROM webhook_endpoints"
+        " WHERE is_enabled = 1 AND events LIKE '% link.clicked %') ORDER BY b.position"
+    )
+
+
+def waiting_events(conn: Connection, limit: int) -> list[Row]:
+    """The oldest events not yet fanned out to deliveries; on PostgreSQL locked for this
+    transaction, skipping those another process holds."""
+    lock = " FOR UPDATE SKIP LOCKED" if on_postgres(conn) else ""
+    return conn.execute(
+        f"SELECT * FROM webhook_events WHERE dispatched = 0 ORDER BY id LIMIT ?{lock}", (limit,)
+    ).fetchall()
+
+
+def waiting_event_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM webhook_events WHERE dispatched = 0").fetchone()[0]
+
+
+def event_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM webhook_events").fetchone()[0]
+
+
+def finish_dispatch(conn: Connection, event_id: int, data: str | None, link_tags: str | None) -> None:
+    if data is None:
+        conn.execute("UPDATE webhook_events SET dispatched = 1 WHERE id = ?", (event_id,))
+    else:
+        conn.execute(
+            "UPDATE webhook_events SET dispatched = 1, data = ?, link_tags = ? WHERE id = ?",
+            (data, link_tags, event_id),
+        )
+
+
+def add_delivery(conn: Connection, event_id: int, endpoint_id: int, now_ms: int) -> None:
+    conn.execute(
+        "INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_ms) VALUES (?, ?, 'pending', ?)"
+        " ON CONFLICT (endpoint_id, event_id) DO NOTHING",
+        (event_id, endpoint_id, now_ms),
+    )
+
+
+def event_of_account(conn: Connection, account_id: int, public_id: str) -> Row | None:
+    return conn.execute(
+        "SELECT * FROM webhook_events WHERE account_id = ? AND public_id = ?", (account_id, public_id)
+    ).fetchone()
+
+
+# Deliveries
+
+
+_DUE_COLUMNS = (
+    "d.id AS delivery_id, d.attempts, d.first_failed_ms, e.public_id AS event_public_id, e.type, e.created_ms,"
+    " e.link_id,"
+    " e.data, p.id AS endpoint_id, p.public_id AS endpoint_public_id, p.url, p.secret_nonce, p.previous_nonce,"
+    " p.previous_until_ms"
+)
+
+
+def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
+    """Take up to `limit` due deliveries of enabled endpoints, at most `per_link` of each
+    endpoint's change events of one link (clicks, and events without a link, each on its own:
+    they need no order among themselves),
+    oldest event first, leasing them until `now_ms + lease_ms`: no other deliverer takes them
+    meanwhile, and a deliverer that dies holding them only delays them until the lease ends
+    (at-least-once). On PostgreSQL rows another process is claiming are skipped, not waited for."""
+    lock = " FOR UPDATE SKIP LOCKED" if on_postgres(conn) else ""
+    with transaction(conn):
+        ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM (SELECT d.id, row_number() OVER"
+                " (PARTITION BY d.endpoint_id, CASE WHEN e.type = 'link.clicked' THEN -e.id"
+                " ELSE coalesce(e.link_id, -e.id) END ORDER BY d.event_id, d.id) AS n"
+                " FROM webhook_deliveries AS d JOIN webhook_endpoints AS p ON p.id = d.endpoint_id"
+                " JOIN webhook_events AS e ON e.id = d.event_id WHERE d.state = 'pending'"
+                " AND d.next_attempt_ms <= ? AND d.lease_until_ms <= ? AND p.is_enabled = 1) AS ranked WHERE n <= ?)"
+                f" AND lease_until_ms <= ? ORDER BY event_id, id LIMIT ?{lock}",
+                (now_ms, now_ms, per_link, now_ms, limit),
+            ).fetchall()
+        ]
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        conn.execute(
+            f"UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id IN ({marks})", (now_ms + lease_ms, *ids)
+        )
+        return conn.execute(
+            f"SELECT {_DUE_COLUMNS} FROM webhook_deliveries AS d JOIN webhook_events AS e ON e.id = d.event_id"
+            f" JOIN webhook_endpoints AS p ON p.id = d.endpoint_id WHERE d.id IN ({marks}) ORDER BY d.event_id, d.id",
+            tuple(ids),
+        ).fetchall()
+
+
+def record_attempt(conn: Connection, attempt: dict[str, Any]) -> None:
+    columns = ", ".join(attempt)
+    conn.execute(
+        f"INSERT INTO webhook_attempts ({columns}) VALUES ({', '.join('?' * len(attempt))})", tuple(attempt.values())
+    )
+
+
+def settle_delivery(
+    conn: Connection, delivery_id: int, state: str, attempts: int, next_attempt_ms: int, first_failed_ms: int | None
+) -> None:
+    conn.execute(
+        "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_ms = ?, first_failed_ms = ?,"
+        " lease_until_ms = 0 WHERE id = ?",
+        (state, attempts, next_attempt_ms, first_failed_ms, delivery_id),
+    )
+
+
+def endpoint_succeeded(conn: Connection, endpoint_id: int) -> None:
+    conn.execute(
+        "UPDATE webhook_endpoints SET failing_since_ms = NULL WHERE id = ? AND failing_since_ms IS NOT NULL",
+        (endpoint_id,),
+    )
+
+
+def endpoint_failed(conn: Connection, endpoint_id: int, now_ms: int) -> int:
+    """Notes a failure; returns since when the endpoint has been failing."""
+    conn.execute(
+        "UPDATE webhook_endpoints SET failing_since_ms = ? WHERE id = ? AND failing_since_ms IS NULL",
+        (now_ms, endpoint_id),
+    )
+    return conn.execute("SELECT failing_since_ms FROM webhook_endpoints WHERE id = ?", (endpoint_id,)).fetchone()[0]
+
+
+def disable_endpoint(conn: Connection, endpoint_id: int, reason: str, updated_at: str) -> None:
+    conn.execute(
+        "UPDATE webhook_endpoints SET is_enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?",
+        (reason, updated_at, endpoint_id),
+    )
+
+
+def attempts_of_endpoint(conn: Connection, endpoint_id: int, limit: int, before_id: int | None) -> list[Row]:
+    """The endpoint's delivery log, newest first, with each attempt's event and its delivery's state."""
+    before = "" if before_id is None else " AND a.id < ?"
+    params: tuple[Any, ...] = (endpoint_id,) if before_id is None else (endpoint_id, before_id)
+    return conn.execute(
+        "SELECT a.id, a.ts_ms, a.status, a.latency_ms, a.response_head, a.ok, d.state, d.attempts,"
+        " e.public_id AS event_public_id, e.type FROM webhook_attempts AS a"
+        " JOIN webhook_deliveries AS d ON d.id = a.delivery_id JOIN webhook_events AS e ON e.id = d.event_id"
+        f" WHERE a.endpoint_id = ?{before} ORDER BY a.id DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+
+
+def delivery_states(conn: Connection, endpoint_id: int) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT state, count(*) FROM webhook_deliveries WHERE endpoint_id = ? GROUP BY state", (endpoint_id,)
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def replay_event(conn: Connection, endpoint_id: int, event_id: int, now_ms: int) -> None:
+    """Deliver the event to the endpoint again, from a fresh start (a new delivery if it had none)."""
+    with transaction(conn):
+        add_delivery(conn, event_id, endpoint_id, now_ms)
+        conn.execute(
+            "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_ms = ?,"
+            " first_failed_ms = NULL, lease_until_ms = 0 WHERE endpoint_id = ? AND event_id = ?",
+            (now_ms, endpoint_id, event_id),
+        )
+
+
+def replay_failed(conn: Connection, endpoint_id: int, now_ms: int) -> int:
+    return conn.execute(
+        "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_ms = ?,"
+        " first_failed_ms = NULL, lease_until_ms = 0 WHERE endpoint_id = ? AND state = 'failed'",
+        (now_ms, endpoint_id),
+    ).rowcount
+
+
+def delete_before(conn: Connection, horizon_ms: int, limit: int) -> int:
+    """Forget up to `limit` attempts and up to `limit` dispatched events older than
+    `horizon_ms` (an event's deliveries and their attempts go with it); returns how many rows."""
+    with transaction(conn):
+        attempts = conn.execute(
+            "DELETE FROM webhook_attempts WHERE id IN"
+            " (SELECT id FROM webhook_attempts WHERE ts_ms < ? ORDER BY id LIMIT ?)",
+            (horizon_ms, limit),
+        ).rowcount
+        events = conn.execute(
+            "DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events"
+            " WHERE created_ms < ? AND dispatched = 1 ORDER BY id LIMIT ?)",
+            (horizon_ms, limit),
+        ).rowcount
+    return attempts + events
+
+
+# Expiry
+
+
+def expiry_mark(conn: Connection) -> str | None:
+    """Up to when expired links have had their event; locked on PostgreSQL for this transaction."""
+    lock = " FOR UPDATE" if on_postgres(conn) else ""
+    row = conn.execute(f"SELECT value FROM settings WHERE name = ?{lock}", (EXPIRY_MARK,)).fetchone()
+    return None if row is None else row[0]
+
+
+def set_expiry_mark(conn: Connection, until: str) -> None:
+    conn.execute(
+        "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        (EXPIRY_MARK, until),
+    )
+
+
+def links_expired_between(conn: Connection, after: str, until: str) -> list[Row]:
+    """Links of accounts subscribed to `link.expired` whose expiry is in (after, until]."""
+    return conn.execute(
+        "SELECT * FROM links WHERE expires_at > ? AND expires_at <= ? AND account_id IN (SELECT account_id"
+        " FROM webhook_endpoints WHERE is_enabled = 1 AND events LIKE '% link.expired %') ORDER BY expires_at, id",
+        (after, until),
+    ).fetchall()
+
+
+def pending_delivery_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'").fetchone()[0]

@@ -1,0 +1,236 @@
+"""The outbox: events written in the transaction of the change that causes them, fanned out to
+the endpoints that want them, and each delivery attempt settled (retry, fail, disable).
+
+Plain functions over a connection: the application layer runs each in one `Database.write`,
+tests call them directly.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import msgspec
+from msgspec import UNSET
+
+from shortlink.links import service
+from shortlink.links.schema import CreateLink, Link, UpdateLink
+from shortlink.storage import Connection, Row, transaction
+from shortlink.storage import links as link_store
+from shortlink.storage import tags as tag_store
+from shortlink.storage import webhooks as store
+from shortlink.times import to_iso
+from shortlink.webhooks import rules
+from shortlink.webhooks.events import CLICKED, TEST_EVENT, ClickedData, ClickLabels
+from shortlink.webhooks.secrets import secret_of
+from shortlink.webhooks.send import Outcome
+
+
+def new_event_id() -> str:
+    return "evt_" + secrets.token_hex(16)
+
+
+def millis(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _tag_names(conn: Connection, row_id: int) -> list[str]:
+    return [name for name, _colour in tag_store.tags_of_links(conn, [row_id]).get(row_id, [])]
+
+
+def emit_link(conn: Connection, account_id: int, event_type: str, link: Link, now: datetime) -> bool:
+    """Add a link event to the outbox, in the caller's transaction, when an enabled endpoint of
+    the account subscribes to its type (otherwise nothing is written). Returns whether it did."""
+    if not store.subscribed(conn, account_id, event_type):
+        return False
+    row = link_store.link_of_account(conn, account_id, link.id)
+    row_id = None if row is None else row["id"]
+    store.insert_event(
+        conn,
+        {
+            "public_id": new_event_id(),
+            "account_id": account_id,
+            "type": event_type,
+            "link_id": row_id,
+            "link_public_id": link.id,
+            "link_tags": json.dumps([] if row_id is None else _tag_names(conn, row_id)),
+            "created_ms": millis(now),
+            "data": msgspec.json.encode(link).decode(),
+        },
+    )
+    return True
+
+
+def create_link(conn: Connection, account_id: int, body: CreateLink, *, now: datetime, **options) -> Link:
+    """`links.service.create_link` and its `link.created` event, in one transaction."""
+    with transaction(conn):
+        link = service.create_link(conn, account_id, body, now=now, **options)
+        emit_link(conn, account_id, "link.created", link, now)
+    return link
+
+
+def change_events(was_active: bool, patch: UpdateLink) -> list[str]:
+    """The events of a PATCH: paused / resumed when it turns the link off / on, and updated when
+    it changes anything else (or nothing at all: updatedAt moves)."""
+    events = []
+    if patch.is_active is not UNSET and patch.is_active != was_active:
+        events.append("link.resumed" if patch.is_active else "link.paused")
+    others = (patch.title, patch.expires_at, patch.password)
+    if any(value is not UNSET for value in others) or not events:
+        events.append("link.updated")
+    return events
+
+
+def update_link(
+    conn: Connection, account_id: int, link_id: str, patch: UpdateLink, *, now: datetime, **options
+) -> tuple[Link, str]:
+    with transaction(conn):
+        before = service.owned_row(conn, account_id, link_id)
+        link, code = service.update_link(conn, account_id, link_id, patch, now=now, **options)
+        for event_type in change_events(bool(before["is_active"]), patch):
+            emit_link(conn, account_id, event_type, link, now)
+    return link, code
+
+
+def delete_link(conn: Connection, account_id: int, link_id: str, *, base: str, now: datetime) -> str:
+    """The `link.deleted` event carries the link as it was."""
+    with transaction(conn):
+        link = service.get_link(conn, account_id, link_id, base)
+        emit_link(conn, account_id, "link.deleted", link, now)
+        return service.delete_link(conn, account_id, link_id)
+
+
+def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limit: int = 500) -> int:
+    """Fan the oldest waiting events out to a delivery per enabled endpoint that wants each;
+    a click's event gets its link now. Returns how many events were taken."""
+    with transaction(conn):
+        events = store.waiting_events(conn, limit)
+        if not events:
+            return 0
+        endpoints: dict[int, list[Row]] = defaultdict(list)
+        for endpoint in store.enabled_endpoints_of(conn, sorted({event["account_id"] for event in events})):
+            endpoints[endpoint["account_id"]].append(endpoint)
+        for event in events:
+            _dispatch_one(conn, event, endpoints[event["account_id"]], now_ms, base_for)
+    return len(events)
+
+
+def _dispatch_one(
+    conn: Connection, event: Row, endpoints: list[Row], now_ms: int, base_for: Callable[[int], str]
+) -> None:
+    data = None
+    link_public_id = event["link_public_id"]
+    tags: list[str] = [] if event["link_tags"] is None else json.loads(event["link_tags"])
+    if event["type"] == CLICKED:
+        row = link_store.link_by_rowid(conn, event["link_id"])
+        if row is None:  # deleted since the click: its history is gone, and so is this event
+            store.finish_dispatch(conn, event["id"], None, None)
+            return
+        link = service.to_link(row, base_for(event["account_id"]))
+        labels = msgspec.json.decode(event["data"], type=ClickLabels)
+        data = msgspec.json.encode(ClickedData(link, labels)).decode()
+        link_public_id, tags = row["public_id"], _tag_names(conn, row["id"])
+    for endpoint in endpoints:
+        limited_links = None if endpoint["link_ids"] is None else json.loads(endpoint["link_ids"])
+        limited_tags = None if endpoint["tags"] is None else json.loads(endpoint["tags"])
+        wanted = rules.events_of(endpoint["events"])
+        if rules.matches(wanted, limited_links, limited_tags, event["type"], link_public_id, tags):
+            store.add_delivery(conn, event["id"], endpoint["id"], now_ms)
+    store.finish_dispatch(conn, event["id"], data, None if data is None else json.dumps(tags))
+
+
+def emit_expired(conn: Connection, now: datetime, base_for: Callable[[int], str]) -> int:
+    """A `link.expired` event for each link whose expiry passed since the last sweep, once: the
+    sweep's mark moves in the same transaction. The first sweep only sets the mark."""
+    until = to_iso(now)
+    with transaction(conn):
+        mark = store.expiry_mark(conn)
+        if mark is None or mark >= until:
+            if mark is None:
+                store.set_expiry_mark(conn, until)
+            return 0
+        rows = store.links_expired_between(conn, mark, until)
+        for row in rows:
+            link = service.to_link(row, base_for(row["account_id"]))
+            emit_link(conn, row["account_id"], "link.expired", link, now)
+        store.set_expiry_mark(conn, until)
+    return len(rows)
+
+
+def add_test_event(conn: Connection, endpoint: Row, now: datetime) -> str:
+    """A `webhook.test` event with its delivery to this one endpoint."""
+    public_id = new_event_id()
+    data = {"message": "A test event from shortlink", "webhookId": endpoint["public_id"]}
+    with transaction(conn):
+        event_id = store.insert_event(
+            conn,
+            {
+                "public_id": public_id,
+                "account_id": endpoint["account_id"],
+                "type": TEST_EVENT,
+                "created_ms": millis(now),
+                "data": json.dumps(data),
+                "dispatched": 1,
+            },
+        )
+        store.add_delivery(conn, event_id, endpoint["id"], millis(now))
+    return public_id
+
+
+def settle(conn: Connection, due: Row, outcome: Outcome, now_ms: int) -> bool:
+    """Record an attempt and what follows from it: success; a retry on the backoff schedule; a
+    failed delivery past the retry window; the endpoint disabled once it has failed for the
+    whole window without a success. Returns whether the endpoint was disabled."""
+    with transaction(conn):
+        store.record_attempt(
+            conn,
+            {
+                "delivery_id": due["delivery_id"],
+                "endpoint_id": due["endpoint_id"],
+                "ts_ms": now_ms,
+                "status": outcome.status,
+                "latency_ms": outcome.latency_ms,
+                "response_head": outcome.head,
+                "ok": int(outcome.ok),
+            },
+        )
+        attempts = due["attempts"] + 1
+        if outcome.ok:
+            store.settle_delivery(conn, due["delivery_id"], "succeeded", attempts, now_ms, due["first_failed_ms"])
+            store.endpoint_succeeded(conn, due["endpoint_id"])
+            return False
+        first_failed = due["first_failed_ms"] or now_ms
+        at = rules.next_attempt_ms(attempts, first_failed, now_ms)
+        state = "failed" if at is None else "pending"
+        store.settle_delivery(conn, due["delivery_id"], state, attempts, at or now_ms, first_failed)
+        since = store.endpoint_failed(conn, due["endpoint_id"], now_ms)
+        if rules.should_disable(since, now_ms):
+            reason = f"failing without a success since {to_iso(datetime.fromtimestamp(since / 1000, UTC))}"
+            store.disable_endpoint(conn, due["endpoint_id"], reason, to_iso(datetime.fromtimestamp(now_ms / 1000, UTC)))
+            return True
+    return False
+
+
+def secrets_of(due: Row, key: bytes, now_ms: int) -> list[str]:
+    found = [secret_of(key, due["secret_nonce"])]
+    if due["previous_nonce"] and (due["previous_until_ms"] or 0) > now_ms:
+        found.append(secret_of(key, due["previous_nonce"]))
+    return found
+
+
+def forget_old(conn: Connection, now_ms: int, limit: int) -> int:
+    return store.delete_before(conn, now_ms - rules.RETENTION_MS, limit)
+
+
+def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
+    return store.claim_due(conn, now_ms, lease_ms, limit, per_link)
+
+
+def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]]) -> int:
+    """`settle` for each (delivery, outcome, when) of a round, in one transaction; returns how
+    many endpoints were disabled."""
+    with transaction(conn):
+        return sum(settle(conn, due, outcome, at) for due, outcome, at in settled)

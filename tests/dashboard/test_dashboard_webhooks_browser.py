@@ -1,0 +1,122 @@
+"""The dashboard's Webhooks page in Chromium, on a real server process, against a real receiver
+that verifies each request: add an endpoint with the keyboard at phone width, see its secret
+once, its delivery log, send a test event, replay, and the notice of a disabled endpoint; every
+page axe-clean and no wider than a 375 px phone, light and dark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shortlink import accounts, signin
+from shortlink.storage import connect
+from shortlink.storage import webhooks as webhook_store
+from tests.support.accessibility import axe_violations
+from tests.support.browser import ARTIFACTS, PHONE, chromium_and_destination, sign_in_with_chromium, wait_for_text
+from tests.support.helpers import wait_for
+from tests.support.receiver import running_receiver
+from throwaway.live_server import LiveServer
+
+EMAIL, PASSWORD = "hooks@example.com", "a long enough password"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = LiveServer(tmp_path_factory.mktemp("webhooks"), fetcher_allow_private_addresses="true")
+    conn = connect(server.db)
+    signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
+    conn.close()
+    server.start()
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    with chromium_and_destination() as launched:
+        yield launched
+
+
+def test_endpoints_log_test_replay_and_the_disabled_notice(server, browser):
+    conn = connect(server.db)
+    key = accounts.create_key(conn, EMAIL).key
+    conn.close()
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    sign_in_with_chromium(page, server, EMAIL, PASSWORD)
+    page.get_by_role("link", name="Webhooks").click()
+    page.wait_for_url(server.base_url + "/webhooks")
+    with running_receiver() as receiver:
+        # No event chosen: the form says so, beside the field, and keeps what was typed.
+        page.get_by_label("Endpoint URL").fill(receiver.url)
+        page.get_by_role("button", name="Add the endpoint").click()
+        page.get_by_text("events:", exact=False).first.wait_for()
+        assert page.get_by_label("Endpoint URL").input_value() == receiver.url
+        # With the keyboard only: a checkbox ticked with Space, the form sent with Enter.
+        page.get_by_label("link.created").focus()
+        page.keyboard.press("Space")
+        page.get_by_label("Description (optional)").focus()
+        page.keyboard.type("CRM")
+        page.keyboard.press("Enter")
+        secret = page.get_by_role("textbox", name="Signing secret").input_value()
+        assert secret.startswith("whsec_")
+        receiver.secrets = [secret]
+        page.get_by_role("link", name=receiver.url).click()
+        hook_url = page.url
+        assert "No deliveries yet." in page.content() and secret not in page.content()
+
+        status, body = server.request(
+            "POST",
+            "/api/v1/links",
+            json.dumps({"originalUrl": "https://example.com/hooked"}),
+            {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
+        assert status == 201, body
+        wait_for(lambda: receiver.count() >= 1, what="link.created")
+        assert receiver.received[0].verified_by == [secret]
+        wait_for_text(page, hook_url, "link.created")
+        assert "thanks" in page.content()
+
+        page.get_by_role("button", name="Send a test event").click()
+        page.get_by_text("A test event is on its way").wait_for()
+        wait_for(lambda: receiver.count() >= 2, what="the test event")
+        assert receiver.types()[-1] == "webhook.test"
+        wait_for_text(page, hook_url, "webhook.test")
+        page.get_by_role("button", name=f"Replay {receiver.received[0].headers['webhook-id']}").click()
+        page.get_by_text("Queued again").wait_for()
+        wait_for(lambda: receiver.count() >= 3, what="the replay")
+        assert receiver.received[-1].headers["webhook-id"] == receiver.received[0].headers["webhook-id"]
+
+    # An endpoint disabled after days of failures says so on both pages, and comes back on.
+    conn = connect(server.db)
+    row = conn.execute("SELECT id FROM webhook_endpoints").fetchone()
+    webhook_store.disable_endpoint(conn, row[0], "failing without a success since 2026-11-20", "2026-11-23T00:00:00Z")
+    conn.close()
+    page.goto(server.base_url + "/webhooks")
+    assert "Disabled:" in page.content() and "failing without a success" in page.content()
+    pages = {"webhooks": page.url, "webhook": hook_url}
+    page.goto(hook_url)
+    assert "This endpoint is disabled" in page.content()
+    problems = []
+    state = context.storage_state()
+    for scheme in ("light", "dark"):
+        themed = browser.new_context(viewport=PHONE, color_scheme=scheme, storage_state=state)
+        for name, url in pages.items():
+            shown = themed.new_page()
+            shown.goto(url)
+            problems += [(name, scheme, v["id"], v["targets"][:3]) for v in axe_violations(shown)]
+            overflow = shown.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            if overflow > 0:
+                problems.append((name, scheme, f"{overflow} px wider than the window"))
+            shown.screenshot(path=ARTIFACTS / f"dashboard-{name}-phone-{scheme}.png", full_page=True)
+            shown.close()
+        themed.close()
+    assert problems == [], "\n".join(map(str, problems))
+    page.get_by_role("button", name="Turn it back on").click()
+    page.get_by_text("Turned back on").wait_for()
+    assert "This endpoint is disabled" not in page.content()
+    context.close()

@@ -1,0 +1,120 @@
+"""A webhook receiver on 127.0.0.1 that checks every request with the `standardwebhooks`
+library, as a user's receiver would, and answers as a test tells it to."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standardwebhooks import Webhook, WebhookVerificationError
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+    # Which of the receiver's secrets verified it (each one tried on its own); empty: none did.
+    verified_by: list[str]
+
+    @property
+    def event(self) -> dict:
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    url: str = ""
+    secrets: list[str] = field(default_factory=list)
+    # How to answer: "ok", "fail" (500), "redirect" (302), "slow" (sleeps `delay`), "huge"
+    # (200 with a body that never ends, trickled).
+    mode: str = "ok"
+    delay: float = 0.0
+    received: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def verified_events(self) -> list[dict]:
+        with self.lock:
+            return [item.event for item in self.received if item.verified_by]
+
+    def types(self) -> list[str]:
+        return [event["type"] for event in self.verified_events()]
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.received)
+
+
+@contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    receiver = Receiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            verified = []
+            for secret in list(receiver.secrets):
+                try:
+                    Webhook(secret).verify(body, headers)
+                    verified.append(secret)
+                except WebhookVerificationError:
+                    pass
+            with receiver.lock:
+                receiver.received.append(Received(headers, body, verified))
+            try:
+                self._answer()
+            except OSError:  # the deliverer gave up waiting and closed the connection
+                pass
+
+        def _answer(self) -> None:
+            if receiver.mode == "fail":
+                self._send(500, b"receiver broke")
+            elif receiver.mode == "redirect":
+                self.send_response(302)
+                self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif receiver.mode == "slow":
+                time.sleep(receiver.delay)
+                self._send(200, b"late")
+            elif receiver.mode == "huge":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                try:
+                    for _ in range(100_000):  # 6.4 GB if nobody stopped reading
+                        self.wfile.write(b"x" * 65536)
+                        time.sleep(0.001)
+                except OSError:
+                    pass
+            else:
+                self._send(200, b"thanks")
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # deliverers open up to 32 connections each at once
+
+    server = Server(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,277 @@
+"""The deliverer on a real SQLite file against a real receiver on 127.0.0.1, with a clock the
+test moves: retries on the backoff schedule, the disable after 3 days of failures, a receiver
+that is slow, redirects or never stops answering, refused addresses, secret rotation, expiry
+events and the 30-day log."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from shortlink import accounts
+from shortlink.app.hosts import Hosts
+from shortlink.fetcher.ssrf import address_policy
+from shortlink.links import tags as tagging
+from shortlink.links.schema import CreateLink, UpdateLink
+from shortlink.links.tags import TagInput
+from shortlink.storage import connect, transaction
+from shortlink.storage import webhooks as store
+from shortlink.storage.sqlite import SqliteDatabase
+from shortlink.webhooks import endpoints, outbox, rules
+from shortlink.webhooks.deliverer import Deliverer
+from shortlink.webhooks.events import CreateWebhook, Replay, UpdateWebhook
+from shortlink.webhooks.secrets import secret_of, webhook_key
+from tests.conftest import SHORT_HOST
+from tests.support.receiver import Receiver, running_receiver
+
+KEY = webhook_key(b"k" * 32)
+DAY = 86400.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+class Setup:
+    def __init__(self, db: SqliteDatabase, conn, clock: Clock, receiver: Receiver, account_id: int):
+        self.db, self.conn, self.clock, self.receiver, self.account_id = db, conn, clock, receiver, account_id
+        self.hosts = Hosts(SHORT_HOST)
+        self.deliverer: Deliverer | None = None
+
+    def start(self, **options) -> Deliverer:
+        self.deliverer = Deliverer(
+            self.db,
+            key=lambda: KEY,
+            base_for=self.hosts.base_for_account,
+            policy=address_policy(options.pop("allow_private", True)),
+            clock=self.clock,
+            **options,
+        )
+        return self.deliverer
+
+    def endpoint(self, events: list[str], **fields) -> str:
+        body = CreateWebhook(url=self.receiver.url, events=events, **fields)
+        row = endpoints.create_endpoint(self.conn, self.account_id, body, now=datetime.now(UTC), allow_private=True)
+        self.receiver.secrets.append(secret_of(KEY, row["secret_nonce"]))
+        return row["public_id"]
+
+    def link(self, url: str = "https://example.com/", **fields):
+        return outbox.create_link(
+            self.conn,
+            self.account_id,
+            CreateLink(original_url=url, **fields),
+            now=datetime.fromtimestamp(self.clock.now, UTC),
+            is_ours=self.hosts.is_ours,
+            base=SHORT_HOST,
+            daily_limit=10**6,
+        )
+
+    def attempts(self, webhook_id: str) -> list:
+        return endpoints.attempts(self.conn, self.account_id, webhook_id, 100, None)
+
+
+@pytest.fixture
+async def setup(tmp_path: Path, receiver: Receiver) -> AsyncIterator[Setup]:
+    path = tmp_path / "shortlink.db"
+    conn = connect(path)
+    db = SqliteDatabase(path)
+    account_id = accounts.ensure_account(conn, "owner@example.com")["id"]
+    made = Setup(db, conn, Clock(), receiver, account_id)
+    yield made
+    if made.deliverer is not None:
+        await made.deliverer.stop()
+    db.close()
+    conn.close()
+
+
+async def drain(deliverer: Deliverer) -> None:
+    while await deliverer.run_once():
+        pass
+
+
+async def test_failures_are_retried_on_the_schedule_then_fail_and_disable_the_endpoint(setup: Setup):
+    receiver = setup.receiver
+    receiver.mode = "fail"
+    deliverer = setup.start()
+    await deliverer.start()  # its client; the rounds are run by hand, on the test's clock
+    webhook = setup.endpoint(["link.created"])
+    link = setup.link()
+    await drain(deliverer)
+    assert receiver.count() == 1
+    # Nothing more until the first backoff step has passed.
+    setup.clock.advance(rules.BACKOFF_SECONDS[0] - 1)
+    await drain(deliverer)
+    assert receiver.count() == 1
+    setup.clock.advance(1)
+    await drain(deliverer)
+    assert receiver.count() == 2
+    # Each retry comes after its step of the schedule, until 3 days after the first failure.
+    for step in rules.BACKOFF_SECONDS[1:] + (rules.BACKOFF_SECONDS[-1],) * 20:
+        setup.clock.advance(step)
+        await drain(deliverer)
+    log = setup.attempts(webhook)
+    assert all(entry.status == 500 and entry.response == "receiver broke" and not entry.ok for entry in log)
+    assert log[0].delivery_state == "failed" and log[0].event_id == receiver.received[0].headers["webhook-id"]
+    # The first attempt, the schedule's steps within 3 days, and a last one when they are over.
+    assert len(log) == receiver.count() == 1 + 5 + 6 + 1
+    # Every attempt was the same event, signed anew each time.
+    assert {item.headers["webhook-id"] for item in receiver.received} == {log[0].event_id}
+    shown = endpoints.list_endpoints(setup.conn, setup.account_id, int(setup.clock.now * 1000))[0]
+    assert shown.is_enabled is False and shown.disabled_reason and "failing" in shown.disabled_reason
+    assert shown.failing_since is not None
+
+    # A disabled endpoint's new events wait; re-enabled, they and a replay of the failed one go out.
+    setup.clock.now = time.time()  # back to now: the receiver's library checks the timestamp
+    outbox.update_link(
+        setup.conn, setup.account_id, link.id, UpdateLink(title="Later"), now=datetime.now(UTC), base=SHORT_HOST
+    )
+    await drain(deliverer)
+    assert receiver.count() == 13
+    receiver.mode = "ok"
+    endpoints.update_endpoint(
+        setup.conn,
+        setup.account_id,
+        webhook,
+        UpdateWebhook(events=["link.created", "link.updated"], is_enabled=True),
+        now=datetime.now(UTC),
+        allow_private=True,
+    )
+    replayed_at = datetime.fromtimestamp(setup.clock.now, UTC)
+    assert endpoints.replay(setup.conn, setup.account_id, webhook, Replay(failed=True), replayed_at) == 1
+    await drain(deliverer)
+    # Only the replay: link.updated was written while the endpoint did not subscribe to it.
+    assert receiver.count() == 14 and receiver.received[-1].verified_by
+    assert receiver.received[-1].event["type"] == "link.created"
+    assert receiver.received[-1].event["data"]["id"] == link.id
+    revived = endpoints.list_endpoints(setup.conn, setup.account_id, int(setup.clock.now * 1000))[0]
+    assert revived.is_enabled and revived.failing_since is None and revived.disabled_reason is None
+
+    # The log and the events are forgotten after 30 days.
+    assert store.event_count(setup.conn) == 1
+    setup.clock.advance(31 * DAY)
+    setup.start()  # a fresh deliverer sweeps the old log on its first round
+    await drain(setup.deliverer)
+    assert setup.attempts(webhook) == [] and store.event_count(setup.conn) == 0
+
+
+@pytest.mark.slow
+async def test_slow_redirecting_endless_and_refused_answers_are_failures_that_cost_little(setup: Setup):
+    receiver = setup.receiver
+    deliverer = setup.start(timeout=1.0)
+    await deliverer.start()
+    webhook = setup.endpoint(["link.created"])
+    outcomes = {}
+    for mode in ("slow", "redirect", "huge"):
+        receiver.mode, receiver.delay = mode, 3.0
+        started = time.monotonic()
+        setup.link()
+        await drain(deliverer)
+        outcomes[mode] = (setup.attempts(webhook)[0], time.monotonic() - started)
+    slow, slow_took = outcomes["slow"]
+    assert slow.status is None and not slow.ok and slow.response == "no answer within 1 s" and slow_took < 2.5
+    redirect, _ = outcomes["redirect"]
+    assert redirect.status == 302 and not redirect.ok
+    assert redirect.response == "redirect not followed (Location: http://127.0.0.1:9/elsewhere)"
+    assert receiver.count() == 3  # the redirect's target was never asked
+    # An endless answer is read only up to the cap: a success as soon as its status came.
+    huge, huge_took = outcomes["huge"]
+    assert huge.status == 200 and huge.ok and huge.response == "x" * 512 and huge_took < 1.0
+
+    # Without allow_private_addresses, the receiver's loopback address is refused at connection time.
+    refusing = setup.start(allow_private=False)
+    await refusing.start()
+    setup.link()
+    await drain(refusing)
+    await refusing.stop()
+    refused = setup.attempts(webhook)[0]
+    assert refused.status is None and "non-public address 127.0.0.1" in refused.response
+    assert receiver.count() == 3
+
+
+async def test_a_rotation_signs_with_both_secrets_during_the_overlap_only(setup: Setup):
+    receiver = setup.receiver
+    deliverer = setup.start()
+    await deliverer.start()
+    webhook = setup.endpoint(["link.created"])
+    old = receiver.secrets[0]
+    rotated = endpoints.rotate_secret(setup.conn, setup.account_id, webhook, 3600, datetime.now(UTC))
+    new = secret_of(KEY, rotated["secret_nonce"])
+    receiver.secrets.append(new)
+    setup.link()
+    await drain(deliverer)
+    assert receiver.received[-1].verified_by == [old, new]
+    assert len(receiver.received[-1].headers["webhook-signature"].split(" ")) == 2
+    # Overlap 0: the old secret stops at once.
+    rotated = endpoints.rotate_secret(setup.conn, setup.account_id, webhook, 0, datetime.now(UTC))
+    newest = secret_of(KEY, rotated["secret_nonce"])
+    receiver.secrets.append(newest)
+    setup.link()
+    await drain(deliverer)
+    assert receiver.received[-1].verified_by == [newest]
+
+
+async def test_expiry_events_come_once_and_limits_by_link_or_tag_hold(setup: Setup):
+    deliverer = setup.start()
+    await deliverer.start()
+    everything = setup.endpoint(["link.expired", "link.created", "link.updated"])
+    now = datetime.now(UTC)
+    outbox.emit_expired(setup.conn, now, setup.hosts.base_for_account)  # the first sweep sets its mark
+    soon = setup.link("https://example.com/soon", expires_at=(now + timedelta(minutes=1)).isoformat())
+    later = setup.link("https://example.com/later", expires_at=(now + timedelta(hours=2)).isoformat())
+    await drain(deliverer)
+    limited_to_soon = setup.endpoint(["link.expired", "link.updated"], link_ids=[soon.id])
+    tagged = setup.endpoint(["link.expired", "link.updated"], tags=["spring"])
+    tagging.set_link_tags(setup.conn, setup.account_id, later.id, [TagInput(name="spring")])
+    for link in (soon, later):
+        outbox.update_link(setup.conn, setup.account_id, link.id, UpdateLink(title="T"), now=now, base=SHORT_HOST)
+    assert outbox.emit_expired(setup.conn, now + timedelta(minutes=2), setup.hosts.base_for_account) == 1
+    assert outbox.emit_expired(setup.conn, now + timedelta(minutes=3), setup.hosts.base_for_account) == 0
+    await drain(deliverer)
+
+    def seen(webhook: str) -> list[tuple[str, str]]:
+        by_id = {item.headers["webhook-id"]: item.event for item in setup.receiver.received if item.verified_by}
+        return [(entry.event_type, by_id[entry.event_id]["data"]["id"]) for entry in reversed(setup.attempts(webhook))]
+
+    # Each link's events in order (different links' may interleave).
+    delivered = seen(everything)
+    assert [event for event in delivered if event[1] == soon.id] == [
+        ("link.created", soon.id),
+        ("link.updated", soon.id),
+        ("link.expired", soon.id),
+    ]
+    assert [event for event in delivered if event[1] == later.id] == [
+        ("link.created", later.id),
+        ("link.updated", later.id),
+    ]
+    assert seen(limited_to_soon) == [("link.updated", soon.id), ("link.expired", soon.id)]
+    assert seen(tagged) == [("link.updated", later.id)]
+
+
+async def test_a_rolled_back_change_leaves_no_event(setup: Setup):
+    deliverer = setup.start()
+    await deliverer.start()
+    setup.endpoint(["link.created"])
+    with pytest.raises(RuntimeError), transaction(setup.conn):
+        setup.link("https://example.com/rolled-back")
+        assert store.waiting_event_count(setup.conn) == 1  # written with the link...
+        raise RuntimeError("the change fails after its event was written")
+    assert store.waiting_event_count(setup.conn) == 0  # ...and gone with it
+    await drain(deliverer)
+    assert setup.receiver.count() == 0
