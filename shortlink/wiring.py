@@ -17,6 +17,7 @@ from shortlink.app.accounts import Accounts
 from shortlink.app.analytics import Analytics
 from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
+from shortlink.app.imports import Imports
 from shortlink.app.links import Links
 from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
@@ -157,6 +158,7 @@ class Services:
             self._limiter("public", config.public.links_per_hour, period_seconds=3600),
             self.visits.address,
         )
+        self.imports = Imports(self.db, config, self.hosts, changed=link_changed)
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""

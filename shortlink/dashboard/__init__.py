@@ -17,6 +17,7 @@ from shortlink.dashboard.bio import BioPages
 from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.links import LinkPages
+from shortlink.dashboard.moving import MovingPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
 from shortlink.web.errors import NOSNIFF
@@ -27,7 +28,16 @@ __all__ = ["dashboard_handlers", "template_config"]
 def dashboard_handlers() -> list:
     pages = Router(
         path="/",
-        route_handlers=[home, SignInController, LinkPages, KeyPages, AccountPage, AnalyticsPages, BioPages],
+        route_handlers=[
+            home,
+            SignInController,
+            LinkPages,
+            KeyPages,
+            AccountPage,
+            AnalyticsPages,
+            BioPages,
+            MovingPages,
+        ],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,

@@ -52,6 +52,7 @@ NAV: list[NavItem] = [
     NavItem("Analytics", "/analytics"),
     NavItem("API keys", "/keys"),
     NavItem("Account", "/account"),
+    NavItem("Import", "/import"),
 ]
 
 

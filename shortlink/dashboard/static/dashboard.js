@@ -15,3 +15,15 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 });
+
+// The link list's "tick every link on this page" box: shown only where scripts run (without
+// them every box is still ticked one by one).
+document.addEventListener("DOMContentLoaded", () => {
+  const all = document.querySelector("input.select-all");
+  if (!all) return;
+  const boxes = () => document.querySelectorAll("input[name=ids]");
+  all.hidden = false;
+  all.addEventListener("change", () => {
+    for (const box of boxes()) box.checked = all.checked;
+  });
+});
