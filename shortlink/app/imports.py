@@ -271,8 +271,10 @@ def apply_chunk(
 def _clicks(link_id: int, account_id: int, visits: list[ImportedVisit]) -> Iterator[Click]:
     for visit in visits:
         user_agent = visit.user_agent[:USER_AGENT_LENGTH]
-        is_bot = visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
-        yield Click(link_id, account_id, visit.ts_ms, user_agent, visit.referrer, "", visit.ip, visit.country, is_bot)
+        is_bot = visit.is_bot if visit.bot_final else visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
+        yield Click(
+            link_id, account_id, visit.ts_ms, user_agent, visit.referrer, visit.campaign, visit.ip, visit.country, is_bot
+        )
 
 
 async def run_import(
@@ -443,7 +445,7 @@ def jsonl_lines(records: Iterable[dict[str, str]]) -> Iterator[str]:
 
 # What the dashboard takes in one upload: a bigger file is for `shortlink import` (no HTTP
 # request holds it, and the CLI shows progress).
-MAX_UPLOAD_BYTES = 8 * 2**20
+MAX_UPLOAD_BYTES = 4 * 2**20
 
 
 class Imports:

@@ -46,8 +46,8 @@ def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
 BULK_DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "tag": "tagged", "untag": "untagged"}
 BULK_PROBLEMS = {
     "none": "Tick at least one link first.",
-    "action": "Choose an action.",
-    "tag": "Type the tag to add or remove.",
+    "no-action": "Choose an action.",
+    "no-tag": "Type the tag to add or remove.",
 }
 
 

@@ -138,9 +138,9 @@ class MovingPages(SignedInController):
         if not ids:
             return see_other(_with(back, "bulk=none"))
         if action not in BULK_ACTIONS:
-            return see_other(_with(back, "bulk=action"))
+            return see_other(_with(back, "bulk=no-action"))
         if action in ("tag", "untag") and not tag:
-            return see_other(_with(back, "bulk=tag"))
+            return see_other(_with(back, "bulk=no-tag"))
         if action == "delete" and forms.text(form, "confirm") != "1":
             links = [await services.links.get(session.account_id, link_id) for link_id in ids]
             return page(request, "links_bulk_delete.html", links=links, back=back)

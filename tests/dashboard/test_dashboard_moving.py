@@ -40,7 +40,7 @@ def upload(client: TestClient, name: str, data: bytes, source: str, policy: str 
 
 def report_rows(html: str) -> list[tuple[str, str]]:
     """(line, what happens) of each row of the report table."""
-    return re.findall(r'<span class="label">Line </span>(\d+)</td>\s*<td><span class="badge \w+">(\w+)</span>', html)
+    return re.findall(r'<span class="label">Line </span>(\d+)</td>\s*<td><span class="badge outcome-\w+">(\w+)</span>', html)
 
 
 def test_an_import_is_checked_row_by_row_then_confirmed_and_then_exported(make_client, conn):
@@ -132,8 +132,9 @@ def test_ticked_links_are_paused_tagged_filtered_and_deleted_after_a_confirmatio
     assert nothing.headers["location"] == "/links?tag=spring&bulk=none"
     assert "Tick at least one link first." in client.get(nothing.headers["location"]).text
     no_tag = post(client, "/links/bulk", {"action": "tag", "ids": ids[0]}, page="/links")
-    assert no_tag.headers["location"] == "/links?bulk=tag"
-    assert "Type the tag to add or remove." in client.get("/links?bulk=tag").text
+    assert no_tag.headers["location"] == "/links?bulk=no-tag"
+    assert "Type the tag to add or remove." in client.get("/links?bulk=no-tag").text
+    assert "2 links tagged." in client.get(tagged.headers["location"]).text
     away = post(
         client, "/links/bulk", {"action": "pause", "ids": ids[0], "back": "https://evil.example/"}, page="/links"
     )
