@@ -25,6 +25,7 @@ from typing import Literal, cast
 import msgspec
 
 from shortlink import accounts
+from shortlink.analytics import rawclicks
 from shortlink.app.hosts import Hosts
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError, ValidationError
@@ -273,7 +274,15 @@ def _clicks(link_id: int, account_id: int, visits: list[ImportedVisit]) -> Itera
         user_agent = visit.user_agent[:USER_AGENT_LENGTH]
         is_bot = visit.is_bot if visit.bot_final else visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
         yield Click(
-            link_id, account_id, visit.ts_ms, user_agent, visit.referrer, visit.campaign, visit.ip, visit.country, is_bot
+            link_id,
+            account_id,
+            visit.ts_ms,
+            user_agent,
+            visit.referrer,
+            visit.campaign,
+            visit.ip,
+            visit.country,
+            is_bot,
         )
 
 
@@ -497,3 +506,16 @@ class Imports:
             first = False
             if not records:
                 return
+
+    async def export_clicks(self, account_id: int, start: str | None, end: str | None) -> AsyncIterator[str]:
+        """The raw clicks of `start`..`end` as JSON lines (shortlink.analytics.rawclicks), one
+        page per read: the range is checked before the first byte (a bad date is the
+        caller's error, not a broken stream)."""
+        start_ms, end_ms = rawclicks.click_range(start, end)
+        return self._click_pages(rawclicks.Cursor(account_id, start_ms, end_ms))
+
+    async def _click_pages(self, cursor: rawclicks.Cursor) -> AsyncIterator[str]:
+        while not cursor.done:
+            page = await self.db.read(rawclicks.next_page, cursor)
+            if page:
+                yield page

@@ -86,6 +86,8 @@ def _page(request: Request, figures: AnalyticsFigures, errors: dict[str, str], *
         end=query.get("to", ""),
         errors=errors,
         csv=csv_address(request),
+        raw_clicks="/export/clicks?"
+        + urlencode({k: v for k, v in request.query_params.items() if k in ("days", "from", "to")}),
         **context,
     )
 

@@ -124,6 +124,15 @@ class MovingPages(SignedInController):
         lines = services.imports.export_lines(session.account_id, format)
         return _download(lines, f"links.{format}", CSV_TYPE if format == "csv" else "application/jsonl")
 
+    @get("/export/clicks")
+    async def export_clicks(
+        self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+    ) -> Response:
+        """The raw clicks of the analytics page's range as JSON lines, streamed (no visitor identity)."""
+        asked = range_query(request)
+        pages = await services.imports.export_clicks(session.account_id, asked["start"], asked["end"])
+        return _download(pages, "clicks.jsonl", "application/jsonl")
+
     @post("/links/bulk")
     async def bulk(
         self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]

@@ -23,6 +23,7 @@ from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_
 from shortlink.web.bio import bio_handlers
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import NOSNIFF, handle_exception
+from shortlink.web.exports import ExportController
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
@@ -32,7 +33,14 @@ from shortlink.web.tags import TagController
 from shortlink.web.visitor import visitor_handlers
 from shortlink.wiring import Services
 
-API_CONTROLLERS = [AccountController, LinkController, QrController, AnalyticsController, TagController]
+API_CONTROLLERS = [
+    AccountController,
+    LinkController,
+    QrController,
+    AnalyticsController,
+    TagController,
+    ExportController,
+]
 
 
 class Bound:

@@ -40,7 +40,9 @@ def upload(client: TestClient, name: str, data: bytes, source: str, policy: str 
 
 def report_rows(html: str) -> list[tuple[str, str]]:
     """(line, what happens) of each row of the report table."""
-    return re.findall(r'<span class="label">Line </span>(\d+)</td>\s*<td><span class="badge outcome-\w+">(\w+)</span>', html)
+    return re.findall(
+        r'<span class="label">Line </span>(\d+)</td>\s*<td><span class="badge outcome-\w+">(\w+)</span>', html
+    )
 
 
 def test_an_import_is_checked_row_by_row_then_confirmed_and_then_exported(make_client, conn):
