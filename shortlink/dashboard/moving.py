@@ -37,7 +37,7 @@ from shortlink.wiring import Services
 SOURCES = {
     "csv": "Generic CSV or JSON lines (this service's export)",
     "bitly": "Bitly (links CSV or API JSON)",
-    "shlink": "Shlink (REST API JSON with visits)",
+    "shlink": "Shlink (REST API JSON with visits, or the web client's CSV)",
     "kutt": "Kutt (API JSON)",
     "yourls": "YOURLS (SQL dump, or a yourls_url CSV)",
     "fdl": "Firebase Dynamic Links (CSV or JSON)",

@@ -1,4 +1,5 @@
-"""The raw clicks this service exports (`shortlink export --clicks`, shortlink.analytics.rawclicks),
+"""History for the links of an import, from a second file (`shortlink import SOURCE FILE --clicks CLICKS`):
+the raw clicks this service exports (`shortlink export --clicks`, shortlink.analytics.rawclicks),
 read back as history for the links of a generic import (`shortlink import csv FILE --clicks CLICKS`).
 
 Each JSON line becomes an ImportedVisit of its `code`: the time to the millisecond, the user
@@ -14,6 +15,7 @@ from datetime import datetime
 
 import msgspec
 
+from shortlink.imports import yourls
 from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow, decode
 
 
@@ -32,9 +34,15 @@ _DECODER = msgspec.json.Decoder(_Line)
 
 
 def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
-    """code -> its clicks, oldest first."""
+    """code -> its clicks, oldest first: our JSON lines, or a CSV of YOURLS' `yourls_log`
+    (whose `shorturl` is the code), the history a CSV of `yourls_url` does not carry."""
+    text = decode(data)
+    if not text.lstrip().startswith("{"):
+        if not text.strip():
+            raise FileError("the file is empty")
+        return yourls.log_csv(text)
     found: dict[str, list[ImportedVisit]] = defaultdict(list)
-    for number, content in enumerate(decode(data).splitlines(), start=1):
+    for number, content in enumerate(text.splitlines(), start=1):
         if not content.strip():
             continue
         try:

@@ -81,6 +81,26 @@ def _visit(log: dict[str, str]) -> ImportedVisit:
     )
 
 
+def log_csv(text: str) -> dict[str, list[ImportedVisit]]:
+    """A CSV of `yourls_log` (phpMyAdmin's export, with or without its header line; or MySQL's
+    `SELECT ... INTO OUTFILE`, tab-separated without one, NULL as \\N): keyword -> its clicks,
+    oldest first. A click without a readable time is left out, as in a dump."""
+    header_line = text.split("\n", 1)[0].lower()
+    if "click_time" not in header_line:
+        text = ",".join(LOG_COLUMNS) + "\n" + text if "\t" not in header_line else "\t".join(LOG_COLUMNS) + "\n" + text
+    _header, records = csv_records(text)
+    clicks: dict[str, list[ImportedVisit]] = defaultdict(list)
+    for _line, record in records:
+        record = {name: "" if value == "\\N" else value for name, value in record.items()}
+        try:
+            clicks[record["shorturl"]].append(_visit(record))
+        except (KeyError, ValueError):
+            continue
+    for visits in clicks.values():
+        visits.sort(key=lambda visit: visit.ts_ms)
+    return clicks
+
+
 def _from_csv(text: str) -> list[ImportRow | BadRow]:
     header, records = csv_records(text)
     if "url" not in header:

@@ -70,10 +70,12 @@ def test_every_operation_conforms_and_never_fails(live):
     cases_run = 0
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
-    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics).
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics,
+    # raw clicks).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
         "DELETE /api/v1/links/{id}",
         "GET /api/v1/analytics",
+        "GET /api/v1/analytics/clicks",
         "GET /api/v1/analytics/csv",
         "GET /api/v1/links",
         "GET /api/v1/links/{id}",
