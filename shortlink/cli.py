@@ -437,14 +437,19 @@ def _outcome_line(outcome: Outcome) -> str:
 
 def cmd_import(args: argparse.Namespace) -> Output:
     from shortlink.app.imports import run_import
+    from shortlink.imports import yourls
     from shortlink.imports.rows import FileError
 
+    history = None
     try:
-        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        if args.source == "yourls" and args.file != "-" and yourls.is_dump(Path(args.file)):
+            # A dump is read a statement at a time: its click log can be far bigger than memory.
+            rows, history = yourls.stream(Path(args.file))
+        else:
+            data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+            rows = PARSERS[args.source](data)
     except OSError as exc:
         raise ShortlinkError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    try:
-        rows = PARSERS[args.source](data)
     except FileError as exc:
         raise ShortlinkError(_printable(f"{args.file} is not a {args.source} export: {exc}")) from None
     if args.clicks:
@@ -468,6 +473,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
                 dry_run=args.dry_run,
                 on_rows=done.advance,
                 stop=stop,
+                history=history,
             )
         )
     lines = [_outcome_line(outcome) for outcome in report.rows]

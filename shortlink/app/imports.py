@@ -229,9 +229,9 @@ def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str |
 
 def apply_chunk(
     conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
-) -> list[tuple[int, list[ImportedVisit]]]:
+) -> list[tuple[int, _Planned]]:
     """Create the chunk's planned links, each in its own transaction (a failure refuses its
-    row only); returns (internal link id, visits) of each created link."""
+    row only); returns (internal link id, its planned row) of each created link."""
     created = []
     for item in planned:
         if item.outcome.action != "create" or item.row is None:
@@ -265,7 +265,7 @@ def apply_chunk(
             item.outcome.action, item.outcome.reason, item.outcome.visits = "error", exc.message, 0
             continue
         item.outcome.code = link.short_code
-        created.append((stored["id"], row.visits))
+        created.append((stored["id"], item))
     return created
 
 
@@ -296,6 +296,7 @@ async def run_import(
     dry_run: bool = False,
     on_rows: Callable[[int], None] = lambda _count: None,
     stop: StopRequest | None = None,
+    history: History | None = None,
 ) -> ImportReport:
     """Import `rows` into the account of `email` (created, with Pro, if new); `on_rows(n)`
     after every n rows done, for a progress bar. When `stop` is requested the import ends
@@ -311,7 +312,17 @@ async def run_import(
             account_id = (await db.write(accounts.ensure_account, email))["id"]
         hosts = await db.read(Hosts.load, config.short_host, config.links.domains)
         return await import_rows(
-            db, config, hosts, account_id, source, rows, policy=policy, dry_run=dry_run, on_rows=on_rows, stop=stop
+            db,
+            config,
+            hosts,
+            account_id,
+            source,
+            rows,
+            policy=policy,
+            dry_run=dry_run,
+            on_rows=on_rows,
+            stop=stop,
+            history=history,
         )
     finally:
         db.close()
@@ -330,9 +341,12 @@ async def import_rows(
     on_rows: Callable[[int], None] = lambda _count: None,
     stop: StopRequest | None = None,
     changed: Callable[[str], None] = lambda _code: None,
+    history: History | None = None,
 ) -> ImportReport:
     """`run_import` on an open database and account; `changed(code)` for each link created
-    (a server's link cache may hold the code as unknown)."""
+    (a server's link cache may hold the code as unknown). `history`, for a source too big to
+    hold (a YOURLS dump's log), gives (row code, click) pairs read after the links: each
+    click of a row created now is recorded, the rest passed over, never all in memory."""
     if policy not in POLICIES:
         raise ValidationError("on_conflict", f"must be one of {', '.join(POLICIES)}")
     recorder = ClickRecorder(
@@ -342,6 +356,7 @@ async def import_rows(
     planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
     stopped = policy == "fail" and any(item.conflict for item in planned)
     interrupted = False
+    created: dict[str, tuple[int, Outcome]] = {}  # a row's own code -> (link id, its outcome)
     if not dry_run and not stopped:
         now = utcnow()
         for start in range(0, len(planned), CHUNK_ROWS):
@@ -352,19 +367,55 @@ async def import_rows(
                         item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
                 break
             chunk = planned[start : start + CHUNK_ROWS]
-            for link_id, visits in await db.write(apply_chunk, account_id, chunk, hosts, now):
-                for click in _clicks(link_id, account_id, visits):
+            for link_id, item in await db.write(apply_chunk, account_id, chunk, hosts, now):
+                assert item.row is not None, "only rows are created"
+                if item.row.code is not None:
+                    created[item.row.code] = (link_id, item.outcome)
+                for click in _clicks(link_id, account_id, item.row.visits):
                     recorder.record(click)
                     if recorder.pending >= CLICK_BATCH:
                         await recorder.flush()
+                item.row.visits = []  # recorded: not held for the rest of the import
             for item in chunk:
                 if item.outcome.action == "create" and item.outcome.code:
                     changed(item.outcome.code)
             on_rows(len(chunk))
+        if history is not None and not interrupted:
+            await _record_history(recorder, account_id, history, created, stop)
         await recorder.flush()
+    elif history is not None and not stopped:  # a dry run counts the history each row would bring
+        wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
+        for code, _visit in history():
+            if code in wanted:
+                wanted[code].visits += 1
     report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
     report.interrupted = interrupted
     return report
+
+
+History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
+
+
+async def _record_history(
+    recorder: ClickRecorder,
+    account_id: int,
+    history: History,
+    created: dict[str, tuple[int, Outcome]],
+    stop: StopRequest | None,
+) -> None:
+    """The clicks of the links created now, through the recorder in batches of CLICK_BATCH."""
+    for code, visit in history():
+        found = created.get(code)
+        if found is None:
+            continue  # a link not created now (skipped, refused, or already here) keeps its history
+        link_id, outcome = found
+        outcome.visits += 1
+        for click in _clicks(link_id, account_id, [visit]):
+            recorder.record(click)
+        if recorder.pending >= CLICK_BATCH:
+            await recorder.flush()
+            if stop is not None and stop.requested:
+                return
 
 
 def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) -> ImportReport:
