@@ -99,3 +99,25 @@ def test_a_bad_clicks_file_is_one_line(db_path, tmp_path):
         "--db", str(db_path), check=False,
     )  # fmt: skip
     assert missing.returncode != 0 and "cannot read" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_dump_is_streamed_a_statement_at_a_time_phpmyadmin_rows_on_lines_of_their_own(tmp_path, db_path):
+    dump = tmp_path / "phpmyadmin.sql"
+    dump.write_text(
+        "-- phpMyAdmin SQL Dump\n"
+        "INSERT INTO `yourls_url` (`keyword`, `url`, `title`, `timestamp`, `ip`, `clicks`) VALUES\n"
+        "('one', 'https://example.com/1', 'Un; deux', '2023-09-01 10:00:00', '127.0.0.1', 2),\n"
+        "('two', 'https://example.com/2', 'It''s (two)', '2023-09-01 10:00:01', '127.0.0.1', 0);\n"
+        "INSERT INTO `yourls_log` (`click_id`, `click_time`, `shorturl`, `referrer`, `user_agent`, `ip_address`,"
+        " `country_code`) VALUES\n"
+        "(1, '2023-09-10 08:00:00', 'one', 'direct', 'curl/8.0', '203.0.113.5', 'GB'),\n"
+        "(2, '2023-09-10 08:01:00', 'one', 'direct', 'curl/8.0', '203.0.113.6', 'GB');\n",
+        encoding="utf-8",
+    )
+    rows, history = yourls.stream(dump)
+    assert [(row.line, row.code, row.title) for row in rows] == [(3, "one", "Un; deux"), (4, "two", "It's (two)")]
+    assert [code for code, _visit in history()] == ["one", "one"]
+    _code, planned = import_json(str(db_path), "yourls", dump, "--dry-run")
+    assert planned["visits"] == 2 and planned["created"] == 2  # the dry run counts the history too
+    _code, done = import_json(str(db_path), "yourls", dump)
+    assert done["visits"] == 2 and [row.get("visits", 0) for row in done["rows"]] == [2, 0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 import pytest
@@ -174,5 +175,11 @@ def test_each_chart_downloads_its_figures_as_csv(make_client, conn):
     assert len(re.findall(r'class="chart-download"', link_page.text)) == 8  # and by hour
     by_hour = client.get(f"/links/{link_id}/analytics/csv?section=clicksByHour")
     assert {row["section"] for row in csv.DictReader(io.StringIO(by_hour.text))} == {"summary", "clicksByHour"}
+    # The raw clicks of the page's range, as JSON lines: the one visit above, no visitor identity.
+    assert 'href="/export/clicks?days=7"' in page.text
+    raw = client.get("/export/clicks?days=7")
+    assert raw.status_code == 200 and raw.headers["content-type"].startswith("application/jsonl")
+    [line] = [json.loads(text) for text in raw.text.splitlines()]
+    assert line["code"] == "charted" and line["visitor"] == 1 and "ip" not in line
     bad = client.get("/analytics/csv?section=nope")
     assert bad.status_code == 400 and "must be one of" in bad.text
