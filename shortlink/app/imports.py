@@ -230,8 +230,16 @@ def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str |
 def apply_chunk(
     conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
 ) -> list[tuple[int, _Planned]]:
-    """Create the chunk's planned links, each in its own transaction (a failure refuses its
-    row only); returns (internal link id, its planned row) of each created link."""
+    """Create the chunk's planned links in one transaction, each row in a savepoint of its own
+    (a failure refuses that row only): one commit per chunk, not per link. Returns (internal
+    link id, its planned row) of each created link."""
+    with transaction(conn):
+        return _apply_rows(conn, account_id, planned, hosts, now)
+
+
+def _apply_rows(
+    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+) -> list[tuple[int, _Planned]]:
     created = []
     for item in planned:
         if item.outcome.action != "create" or item.row is None:
