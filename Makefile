@@ -43,7 +43,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile -m "not browser and not system and not slow"
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
-BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks
+BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks imports
 
 bench: $(STAMP)
 	for name in $(BENCHMARKS); do $(BIN)/python -m bench.$$name || exit 1; done

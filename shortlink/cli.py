@@ -194,12 +194,22 @@ def build_parser() -> argparse.ArgumentParser:
         default="skip",
         help="a code taken or reserved here: skip the row, suffix the code (-2, -3...), or fail: import nothing",
     )
+    importing.add_argument(
+        "--clicks",
+        metavar="CLICKS",
+        help="the raw clicks of `export --clicks` (JSON lines): history of each code's link",
+    )
     exporting = _command(
         commands, "export", cmd_export, "write every link of an account to stdout (the import's CSV)", json_output=False
     )
     exporting.add_argument("--email", required=True)
     exporting.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     _webhook_commands(commands)
+    exporting.add_argument(
+        "--clicks", action="store_true", help="write the raw clicks instead, as JSON lines (no visitor identity)"
+    )
+    exporting.add_argument("--from", dest="start", metavar="DATE", help="with --clicks: from this day (UTC) on")
+    exporting.add_argument("--to", dest="end", metavar="DATE", help="with --clicks: up to this day (UTC), included")
     _command(commands, "backup", cmd_backup, "write a consistent copy of the live database").add_argument("path")
     doctor = _command(
         commands, "doctor", cmd_doctor, "check the configuration, database, data files and proxy settings"
@@ -580,16 +590,30 @@ def _outcome_line(outcome: Outcome) -> str:
 
 def cmd_import(args: argparse.Namespace) -> Output:
     from shortlink.app.imports import run_import
+    from shortlink.imports import yourls
     from shortlink.imports.rows import FileError
 
+    history = None
     try:
-        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        if args.source == "yourls" and args.file != "-" and yourls.is_dump(Path(args.file)):
+            # A dump is read a statement at a time: its click log can be far bigger than memory.
+            rows, history = yourls.stream(Path(args.file))
+        else:
+            data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+            rows = PARSERS[args.source](data)
     except OSError as exc:
         raise ShortlinkError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    try:
-        rows = PARSERS[args.source](data)
     except FileError as exc:
         raise ShortlinkError(_printable(f"{args.file} is not a {args.source} export: {exc}")) from None
+    if args.clicks:
+        from shortlink.imports import clicks
+
+        try:
+            rows = clicks.attach(rows, clicks.parse(Path(args.clicks).read_bytes()))
+        except OSError as exc:
+            raise ShortlinkError(f"cannot read {args.clicks}: {exc.strerror or exc}") from None
+        except FileError as exc:
+            raise ShortlinkError(_printable(f"{args.clicks}: {exc}")) from None
     config = _config(args)
     with stop_on_interrupt() as stop, progress("import", 0 if args.dry_run else len(rows), "rows") as done:
         report = asyncio.run(
@@ -602,6 +626,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
                 dry_run=args.dry_run,
                 on_rows=done.advance,
                 stop=stop,
+                history=history,
             )
         )
     lines = [_outcome_line(outcome) for outcome in report.rows]
@@ -621,10 +646,19 @@ def cmd_import(args: argparse.Namespace) -> Output:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    from shortlink.analytics import rawclicks
     from shortlink.app.imports import csv_lines, export_records
 
+    if (args.start or args.end) and not args.clicks:
+        raise ValidationError("--from", "goes with --clicks")
+    start_ms, end_ms = rawclicks.click_range(args.start, args.end)
+
     def write(conn: Connection) -> None:
-        records = export_records(conn, accounts.account_for(conn, args.email)["id"])
+        account_id = accounts.account_for(conn, args.email)["id"]
+        if args.clicks:
+            sys.stdout.writelines(rawclicks.lines(conn, account_id, start_ms, end_ms))
+            return
+        records = export_records(conn, account_id)
         if args.format == "csv":
             sys.stdout.writelines(csv_lines(records))
         else:

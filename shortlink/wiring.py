@@ -18,6 +18,7 @@ from shortlink.app.analytics import Analytics
 from shortlink.app.applinks import Apps
 from shortlink.app.bio import Bio, BioCache
 from shortlink.app.hosts import Hosts
+from shortlink.app.imports import Imports
 from shortlink.app.links import Links
 from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
@@ -171,6 +172,7 @@ class Services:
             self._limiter("public", config.public.links_per_hour, period_seconds=3600),
             self.visits.address,
         )
+        self.imports = Imports(self.db, config, self.hosts, changed=link_changed)
         self.apps = Apps(
             self.db,
             self.hosts,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Collection
 
 import msgspec
 
@@ -27,23 +28,28 @@ BREAKDOWNS = {
     "campaignBreakdown": "source",
 }
 
+SECTIONS = ("summary", *SERIES, *BREAKDOWNS, "topUrls")
 
-def analytics_csv(answer: LinkAnalytics | AccountAnalytics) -> str:
+
+def analytics_csv(answer: LinkAnalytics | AccountAnalytics, sections: Collection[str] | None = None) -> str:
+    """The answer's rows; only those of `sections` when given (a chart's "Download CSV")."""
     figures = msgspec.to_builtins(answer)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
-    writer.writerow(("summary", "from", figures["range"]["from"], ""))
-    writer.writerow(("summary", "to", figures["range"]["to"], ""))
-    for name, value in figures.items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            writer.writerow(("summary", name, value, ""))
+    wanted = SECTIONS if sections is None else sections
+    if "summary" in wanted:
+        writer.writerow(("summary", "from", figures["range"]["from"], ""))
+        writer.writerow(("summary", "to", figures["range"]["to"], ""))
+        for name, value in figures.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                writer.writerow(("summary", name, value, ""))
     for section, label in SERIES.items():
-        for item in figures.get(section, []):
+        for item in figures.get(section, []) if section in wanted else []:
             writer.writerow((section, item[label], item["clicks"], ""))
     for section, label in BREAKDOWNS.items():
-        for item in figures[section]:
+        for item in figures[section] if section in wanted else []:
             writer.writerow((section, item[label], item["clicks"], item["percentage"]))
-    for item in figures.get("topUrls", []):
+    for item in figures.get("topUrls", []) if "topUrls" in wanted else []:
         writer.writerow(("topUrls", item["shortCode"], item["clicks"], ""))
     return out.getvalue()

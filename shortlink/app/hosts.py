@@ -54,6 +54,10 @@ class Hosts:
         """Whether `host` is one of ours, whatever its case, trailing dot, port or "www."."""
         return bool(host) and site_of(host) in self._sites
 
+    def is_custom(self, host: str) -> bool:
+        """Whether `host` is a connected custom domain (not the short host or a [links] domain)."""
+        return bool(self._domain_owner) and host_name(host) in self._domain_owner
+
     def serves(self, account_id: int, host: str) -> bool:
         """Whether a link of this account resolves on this host: a custom domain shows only
         its own account's links; every other host shows every link."""

@@ -15,28 +15,30 @@ when the row has no time, the same destination).
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Literal
+from typing import Literal, cast
 
 import msgspec
 
 from shortlink import accounts
+from shortlink.analytics import rawclicks
 from shortlink.app.hosts import Hosts
 from shortlink.applinks.service import attach_imported_app
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError, ValidationError
-from shortlink.imports import POLICIES, Policy
+from shortlink.imports import PARSERS, POLICIES, Policy
 from shortlink.imports.generic import COLUMNS, join_tags
-from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
+from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
 from shortlink.links.schema import CreateLink
 from shortlink.progress import StopRequest
-from shortlink.storage import Connection, Row, open_database, transaction
+from shortlink.storage import Connection, Database, Row, open_database, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
 from shortlink.storage import tags as tag_store
@@ -229,9 +231,17 @@ def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str |
 
 def apply_chunk(
     conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
-) -> list[tuple[int, list[ImportedVisit]]]:
-    """Create the chunk's planned links, each in its own transaction (a failure refuses its
-    row only); returns (internal link id, visits) of each created link."""
+) -> list[tuple[int, _Planned]]:
+    """Create the chunk's planned links in one transaction, each row in a savepoint of its own
+    (a failure refuses that row only): one commit per chunk, not per link. Returns (internal
+    link id, its planned row) of each created link."""
+    with transaction(conn):
+        return _apply_rows(conn, account_id, planned, hosts, now)
+
+
+def _apply_rows(
+    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+) -> list[tuple[int, _Planned]]:
     created = []
     for item in planned:
         if item.outcome.action != "create" or item.row is None:
@@ -272,15 +282,25 @@ def apply_chunk(
             item.outcome.action, item.outcome.reason, item.outcome.visits = "error", exc.message, 0
             continue
         item.outcome.code = link.short_code
-        created.append((stored["id"], row.visits))
+        created.append((stored["id"], item))
     return created
 
 
 def _clicks(link_id: int, account_id: int, visits: list[ImportedVisit]) -> Iterator[Click]:
     for visit in visits:
         user_agent = visit.user_agent[:USER_AGENT_LENGTH]
-        is_bot = visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
-        yield Click(link_id, account_id, visit.ts_ms, user_agent, visit.referrer, "", visit.ip, visit.country, is_bot)
+        is_bot = visit.is_bot if visit.bot_final else visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
+        yield Click(
+            link_id,
+            account_id,
+            visit.ts_ms,
+            user_agent,
+            visit.referrer,
+            visit.campaign,
+            visit.ip,
+            visit.country,
+            is_bot,
+        )
 
 
 async def run_import(
@@ -293,6 +313,7 @@ async def run_import(
     dry_run: bool = False,
     on_rows: Callable[[int], None] = lambda _count: None,
     stop: StopRequest | None = None,
+    history: History | None = None,
 ) -> ImportReport:
     """Import `rows` into the account of `email` (created, with Pro, if new); `on_rows(n)`
     after every n rows done, for a progress bar. When `stop` is requested the import ends
@@ -300,9 +321,6 @@ async def run_import(
     if policy not in POLICIES:
         raise ValidationError("--on-conflict", f"must be one of {', '.join(POLICIES)}")
     db = open_database(config.storage.location)
-    recorder = ClickRecorder(
-        db, msgspec.structs.replace(config.clicks, batch_size=CLICK_BATCH, queue_size=2 * CLICK_BATCH)
-    )
     try:
         if dry_run:  # changes nothing, not even a new account (which has no links: id 0 matches none)
             found = await db.read(account_store.account_by_email, email)
@@ -310,32 +328,111 @@ async def run_import(
         else:
             account_id = (await db.write(accounts.ensure_account, email))["id"]
         hosts = await db.read(Hosts.load, config.short_host, config.links.domains)
-        blocked = blocked_hosts(config.public.blocked_hosts)
-        planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
-        stopped = policy == "fail" and any(item.conflict for item in planned)
-        interrupted = False
-        if not dry_run and not stopped:
-            now = utcnow()
-            for start in range(0, len(planned), CHUNK_ROWS):
-                if stop is not None and stop.requested:
-                    interrupted = True
-                    for item in planned[start:]:
-                        if item.outcome.action == "create":
-                            item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
-                    break
-                chunk = planned[start : start + CHUNK_ROWS]
-                for link_id, visits in await db.write(apply_chunk, account_id, chunk, hosts, now):
-                    for click in _clicks(link_id, account_id, visits):
-                        recorder.record(click)
-                        if recorder.pending >= CLICK_BATCH:
-                            await recorder.flush()
-                on_rows(len(chunk))
-            await recorder.flush()
-        report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
-        report.interrupted = interrupted
-        return report
+        return await import_rows(
+            db,
+            config,
+            hosts,
+            account_id,
+            source,
+            rows,
+            policy=policy,
+            dry_run=dry_run,
+            on_rows=on_rows,
+            stop=stop,
+            history=history,
+        )
     finally:
         db.close()
+
+
+async def import_rows(
+    db: Database,
+    config: Config,
+    hosts: Hosts,
+    account_id: int,
+    source: str,
+    rows: list[ImportRow | BadRow],
+    *,
+    policy: Policy = "skip",
+    dry_run: bool = False,
+    on_rows: Callable[[int], None] = lambda _count: None,
+    stop: StopRequest | None = None,
+    changed: Callable[[str], None] = lambda _code: None,
+    history: History | None = None,
+) -> ImportReport:
+    """`run_import` on an open database and account; `changed(code)` for each link created
+    (a server's link cache may hold the code as unknown). `history`, for a source too big to
+    hold (a YOURLS dump's log), gives (row code, click) pairs read after the links: each
+    click of a row created now is recorded, the rest passed over, never all in memory."""
+    if policy not in POLICIES:
+        raise ValidationError("on_conflict", f"must be one of {', '.join(POLICIES)}")
+    recorder = ClickRecorder(
+        db, msgspec.structs.replace(config.clicks, batch_size=CLICK_BATCH, queue_size=2 * CLICK_BATCH)
+    )
+    blocked = blocked_hosts(config.public.blocked_hosts)
+    planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
+    stopped = policy == "fail" and any(item.conflict for item in planned)
+    interrupted = False
+    created: dict[str, tuple[int, Outcome]] = {}  # a row's own code -> (link id, its outcome)
+    if not dry_run and not stopped:
+        now = utcnow()
+        for start in range(0, len(planned), CHUNK_ROWS):
+            if stop is not None and stop.requested:
+                interrupted = True
+                for item in planned[start:]:
+                    if item.outcome.action == "create":
+                        item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
+                break
+            chunk = planned[start : start + CHUNK_ROWS]
+            for link_id, item in await db.write(apply_chunk, account_id, chunk, hosts, now):
+                assert item.row is not None, "only rows are created"
+                if item.row.code is not None:
+                    created[item.row.code] = (link_id, item.outcome)
+                for click in _clicks(link_id, account_id, item.row.visits):
+                    recorder.record(click)
+                    if recorder.pending >= CLICK_BATCH:
+                        await recorder.flush()
+                item.row.visits = []  # recorded: not held for the rest of the import
+            for item in chunk:
+                if item.outcome.action == "create" and item.outcome.code:
+                    changed(item.outcome.code)
+            on_rows(len(chunk))
+        if history is not None and not interrupted:
+            await _record_history(recorder, account_id, history, created, stop)
+        await recorder.flush()
+    elif history is not None and not stopped:  # a dry run counts the history each row would bring
+        wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
+        for code, _visit in history():
+            if code in wanted:
+                wanted[code].visits += 1
+    report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
+    report.interrupted = interrupted
+    return report
+
+
+History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
+
+
+async def _record_history(
+    recorder: ClickRecorder,
+    account_id: int,
+    history: History,
+    created: dict[str, tuple[int, Outcome]],
+    stop: StopRequest | None,
+) -> None:
+    """The clicks of the links created now, through the recorder in batches of CLICK_BATCH."""
+    for code, visit in history():
+        found = created.get(code)
+        if found is None:
+            continue  # a link not created now (skipped, refused, or already here) keeps its history
+        link_id, outcome = found
+        outcome.visits += 1
+        for click in _clicks(link_id, account_id, [visit]):
+            recorder.record(click)
+        if recorder.pending >= CLICK_BATCH:
+            await recorder.flush()
+            if stop is not None and stop.requested:
+                return
 
 
 def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) -> ImportReport:
@@ -361,27 +458,39 @@ def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) 
 EXPORT_PAGE = 1000
 
 
+def export_page(conn: Connection, account_id: int, after: int) -> tuple[list[dict[str, str]], int]:
+    """Up to EXPORT_PAGE of the account's links after internal id `after`, oldest first, as
+    generic CSV records, and the id to continue after (a server streams one page per read)."""
+    page = link_store.links_after(conn, account_id, after, EXPORT_PAGE)
+    tags = tag_store.tags_of_links(conn, [row["id"] for row in page])
+    records = [
+        {
+            "url": row["original_url"],
+            "code": row["short_code"],
+            "title": row["title"] or "",
+            "description": row["description"] or "",
+            "tags": join_tags(tags.get(row["id"], [])),
+            "created_at": row["created_at"],
+            "expires_at": row["expires_at"] or "",
+            "ios_url": row["ios_url"] or "",
+            "android_url": row["android_url"] or "",
+            "is_active": "true" if row["is_active"] else "false",
+            "password_hash": row["password_hash"] or "",
+            "source": row["source"] or "",
+        }
+        for row in page
+    ]
+    return records, page[-1]["id"] if page else after
+
+
 def export_records(conn: Connection, account_id: int) -> Iterator[dict[str, str]]:
     """The account's links, oldest first, as generic CSV records, a page at a time."""
     after = 0
-    while page := link_store.links_after(conn, account_id, after, EXPORT_PAGE):
-        tags = tag_store.tags_of_links(conn, [row["id"] for row in page])
-        for row in page:
-            yield {
-                "url": row["original_url"],
-                "code": row["short_code"],
-                "title": row["title"] or "",
-                "description": row["description"] or "",
-                "tags": join_tags(tags.get(row["id"], [])),
-                "created_at": row["created_at"],
-                "expires_at": row["expires_at"] or "",
-                "ios_url": row["ios_url"] or "",
-                "android_url": row["android_url"] or "",
-                "is_active": "true" if row["is_active"] else "false",
-                "password_hash": row["password_hash"] or "",
-                "source": row["source"] or "",
-            }
-        after = page[-1]["id"]
+    while True:
+        records, after = export_page(conn, account_id, after)
+        if not records:
+            return
+        yield from records
 
 
 def csv_lines(records: Iterator[dict[str, str]]) -> Iterator[str]:
@@ -396,3 +505,85 @@ def csv_lines(records: Iterator[dict[str, str]]) -> Iterator[str]:
         buffer.truncate()
     if buffer.getvalue():
         yield buffer.getvalue()
+
+
+def csv_text(records: list[dict[str, str]], header: bool) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
+
+
+def jsonl_lines(records: Iterable[dict[str, str]]) -> Iterator[str]:
+    return (msgspec.json.encode(record).decode() + "\n" for record in records)
+
+
+# What the dashboard takes in one upload: a bigger file is for `shortlink import` (no HTTP
+# request holds it, and the CLI shows progress).
+MAX_UPLOAD_BYTES = 4 * 2**20
+
+
+class Imports:
+    """Imports and exports for the dashboard, on the server's own database: the link cache
+    (of every process, through `changed`) forgets each code created, as it may hold it as
+    unknown."""
+
+    def __init__(self, db: Database, config: Config, hosts: Hosts, changed: Callable[[str], None]):
+        self.db, self.config, self.hosts, self._changed = db, config, hosts, changed
+
+    async def run(self, account_id: int, source: str, data: bytes, policy: str, dry_run: bool) -> ImportReport:
+        """Parse `data` as `source`'s export (off the event loop) and import or plan it."""
+        if source not in PARSERS:
+            raise ValidationError("source", f"must be one of {', '.join(sorted(PARSERS))}")
+        if policy not in POLICIES:
+            raise ValidationError("on_conflict", f"must be one of {', '.join(POLICIES)}")
+        if not data:
+            raise ValidationError("file", "choose a file to import")
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise ValidationError(
+                "file", f"is larger than {MAX_UPLOAD_BYTES // 2**20} MB: use `shortlink import` on the server"
+            )
+        try:
+            rows = await asyncio.to_thread(PARSERS[source], data)
+        except FileError as exc:
+            raise ValidationError("file", f"is not a {source} export: {exc}") from None
+        return await import_rows(
+            self.db,
+            self.config,
+            self.hosts,
+            account_id,
+            source,
+            rows,
+            policy=cast(Policy, policy),
+            dry_run=dry_run,
+            changed=self._changed,
+        )
+
+    async def export_lines(self, account_id: int, format: str) -> AsyncIterator[str]:
+        """Every link of the account as the generic CSV's lines (or JSON lines), a page per read."""
+        after = 0
+        first = True
+        while True:
+            records, after = await self.db.read(export_page, account_id, after)
+            if format == "csv":
+                yield csv_text(records, header=first)
+            else:
+                yield "".join(jsonl_lines(records))
+            first = False
+            if not records:
+                return
+
+    async def export_clicks(self, account_id: int, start: str | None, end: str | None) -> AsyncIterator[str]:
+        """The raw clicks of `start`..`end` as JSON lines (shortlink.analytics.rawclicks), one
+        page per read: the range is checked before the first byte (a bad date is the
+        caller's error, not a broken stream)."""
+        start_ms, end_ms = rawclicks.click_range(start, end)
+        return self._click_pages(rawclicks.Cursor(account_id, start_ms, end_ms))
+
+    async def _click_pages(self, cursor: rawclicks.Cursor) -> AsyncIterator[str]:
+        while not cursor.done:
+            page = await self.db.read(rawclicks.next_page, cursor)
+            if page:
+                yield page

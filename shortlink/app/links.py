@@ -9,6 +9,7 @@ title fetcher is woken.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -155,6 +156,9 @@ class Links:
 
     async def set_tags(self, account_id: int, link_id: str, body: tagging.SetTags) -> tagging.LinkTags:
         return await self.db.write(tagging.set_link_tags, account_id, link_id, body.tags)
+
+    async def account_tags(self, account_id: int) -> builtins.list[tagging.Tag]:
+        return await self.db.read(tagging.account_tags, account_id)
 
     async def qr_code(self, account_id: int, link_id: str, options: qr.QrOptions) -> qr.QrImage:
         """The QR code of the link's short URL (its custom domain's, when connected)."""

@@ -18,6 +18,7 @@ from shortlink.dashboard.bio import BioPages
 from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.links import LinkPages
+from shortlink.dashboard.moving import MovingPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
 from shortlink.dashboard.targeting import RulePages
@@ -41,6 +42,7 @@ def dashboard_handlers() -> list:
             RulePages,
             AppPages,
             WebhookPages,
+            MovingPages,
         ],
         before_request=check_csrf,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
@@ -42,14 +43,21 @@ def range_query(request: Request) -> dict[str, str | None]:
     return {"days": days, "start": start, "end": end}
 
 
-def breakdowns(figures: AnalyticsFigures) -> list[tuple[str, list[tuple[str, int, float]]]]:
-    """The six breakdowns as (title, [(label, clicks, percentage)])."""
+def breakdowns(figures: AnalyticsFigures) -> list[tuple[str, list[tuple[str, int, float]], str]]:
+    """The six breakdowns as (title, [(label, clicks, percentage)], the CSV's section name)."""
     result = []
     for dimension, label in BREAKDOWN_LABELS.items():
         items = getattr(figures, f"{dimension}_breakdown")
         rows = [(getattr(item, label) or "(none)", item.clicks, item.percentage) for item in items]
-        result.append((BREAKDOWN_TITLES[dimension], rows))
+        result.append((BREAKDOWN_TITLES[dimension], rows, f"{dimension}Breakdown"))
     return result
+
+
+def csv_address(request: Request) -> str:
+    """The page's figures as CSV (shortlink.dashboard.moving), for the same range; a chart adds its section."""
+    query = request.query_params
+    asked = {name: query[name] for name in ("days", "from", "to") if query.get(name)}
+    return f"{request.scope['path'].rstrip('/')}/csv?{urlencode(asked)}"
 
 
 async def _figures(request: Request, fetch) -> tuple[AnalyticsFigures, dict[str, str]]:
@@ -77,6 +85,9 @@ def _page(request: Request, figures: AnalyticsFigures, errors: dict[str, str], *
         start=query.get("from", ""),
         end=query.get("to", ""),
         errors=errors,
+        csv=csv_address(request),
+        raw_clicks="/export/clicks?"
+        + urlencode({k: v for k, v in request.query_params.items() if k in ("days", "from", "to")}),
         **context,
     )
 

@@ -55,15 +55,18 @@ MAX_X_LABELS = 12
 _ids = itertools.count(1)
 
 
-def time_series(points: Sequence[tuple[str, int]], *, title: str, value_label: str = "Clicks") -> Markup:
-    """A column chart of (label, value) points, its caption, a summary line and a table equivalent."""
+def time_series(
+    points: Sequence[tuple[str, int]], *, title: str, value_label: str = "Clicks", download: str = ""
+) -> Markup:
+    """A column chart of (label, value) points, its caption, a summary line and a table
+    equivalent; with `download`, a "Download CSV" link to that address beside the title."""
     chart_id = f"chart-{next(_ids)}"
     values = [value for _, value in points]
     top = max([*values, 1])
     noun = value_label.lower()
     return Markup(
         '<figure class="chart">'
-        '<figcaption class="chart-title" id="{id}-title">{title}</figcaption>'
+        '<figcaption class="chart-title" id="{id}-title">{title}</figcaption>{download}'
         '<p class="chart-summary" id="{id}-summary">{summary}</p>'
         '<div class="ts-frame">{axis}{plot}</div>'
         '<details class="chart-table"><summary>Show as table</summary>{table}</details>'
@@ -71,6 +74,7 @@ def time_series(points: Sequence[tuple[str, int]], *, title: str, value_label: s
     ).format(
         id=chart_id,
         title=title,
+        download=_download(download, title),
         summary=_summary(points, noun),
         axis=_axis(_gridlines(top)),
         plot=_plot(chart_id, points, top, noun),
@@ -78,7 +82,7 @@ def time_series(points: Sequence[tuple[str, int]], *, title: str, value_label: s
     )
 
 
-def breakdown(items: Sequence[tuple[str, int, float]], *, title: str) -> Markup:
+def breakdown(items: Sequence[tuple[str, int, float]], *, title: str, download: str = "") -> Markup:
     """Rows of label, count and percentage, each with a bar as long as its percentage."""
     chart_id = f"chart-{next(_ids)}"
     if not items:
@@ -90,8 +94,19 @@ def breakdown(items: Sequence[tuple[str, int, float]], *, title: str) -> Markup:
             '<th scope="col">Share</th></tr></thead><tbody>{rows}</tbody></table>'
         ).format(id=chart_id, rows=Markup("").join(_breakdown_row(*item) for item in items))
     return Markup(
-        '<figure class="chart"><figcaption class="chart-title" id="{id}-title">{title}</figcaption>{body}</figure>'
-    ).format(id=chart_id, title=title, body=body)
+        '<figure class="chart"><figcaption class="chart-title" id="{id}-title">{title}</figcaption>'
+        "{download}{body}</figure>"
+    ).format(id=chart_id, title=title, download=_download(download, title), body=body)
+
+
+def _download(href: str, title: str) -> Markup:
+    """The chart's figures as CSV (issue 37); the link's name says which chart."""
+    if not href:
+        return Markup("")
+    return Markup(
+        '<a class="chart-download" href="{href}" download>'
+        'Download CSV<span class="visually-hidden"> of {title}</span></a>'
+    ).format(href=href, title=title)
 
 
 def count_text(value: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
@@ -35,7 +37,35 @@ def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
     page_number = int(page_text) if page_text.isdigit() and 0 < int(page_text) < 10**6 else 1
     search = (query.get("search") or "").strip()[:200] or None
     active = ACTIVE_CHOICES.get(query.get("state", ""))
-    return LinkFilter(page=page_number, limit=PAGE_SIZE, search=search, platform=platform, is_active=active), errors
+    tag = (query.get("tag") or "").strip()[:40] or None
+    return LinkFilter(
+        page=page_number, limit=PAGE_SIZE, search=search, platform=platform, is_active=active, tag=tag
+    ), errors
+
+
+BULK_DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "tag": "tagged", "untag": "untagged"}
+BULK_PROBLEMS = {
+    "none": "Tick at least one link first.",
+    "no-action": "Choose an action.",
+    "no-tag": "Type the tag to add or remove.",
+}
+
+
+def bulk_message(request: Request) -> dict[str, object] | None:
+    """What the last bulk action did (shortlink.dashboard.moving redirects here with it)."""
+    query = request.query_params
+    action = query.get("bulk", "")
+    if action in BULK_PROBLEMS:
+        return {"ok": False, "message": BULK_PROBLEMS[action]}
+    if action not in BULK_DONE:
+        return None
+    done, failed = query.get("done", "0"), query.get("failed", "0")
+    done_count = int(done) if done.isdigit() else 0
+    failed_count = int(failed) if failed.isdigit() else 0
+    message = f"{done_count} link{'' if done_count == 1 else 's'} {BULK_DONE[action]}."
+    if failed_count:
+        message += f" {failed_count} could not be (deleted since, or too many tags)."
+    return {"ok": not failed_count, "message": message}
 
 
 async def links_page(request: Request) -> Response:
@@ -53,7 +83,20 @@ async def links_page(request: Request) -> Response:
         platforms=[platform.value for platform in Platform],
         errors=errors,
         deleted=request.query_params.get("deleted") == "1",
+        tags=await services.links.account_tags(session.account_id),
+        actions=BULK_ACTIONS,
+        bulk=bulk_message(request),
+        back=_back(request),
     )
+
+
+BULK_ACTIONS = {"pause": "Pause", "resume": "Resume", "delete": "Delete", "tag": "Add a tag", "untag": "Remove a tag"}
+
+
+def _back(request: Request) -> str:
+    """This list with its filters, without the last bulk action's message."""
+    kept = {name: value for name, value in request.query_params.items() if name not in ("bulk", "done", "failed")}
+    return "/links" + (f"?{urlencode(kept)}" if kept else "")
 
 
 def qr_options(request: Request, format: str = "svg") -> tuple[qr.QrOptions, dict[str, str], ValidationError | None]:

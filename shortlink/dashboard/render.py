@@ -54,6 +54,7 @@ NAV: list[NavItem] = [
     NavItem("Account", "/account"),
     NavItem("Apps", "/apps"),
     NavItem("Webhooks", "/webhooks"),
+    NavItem("Import", "/import"),
 ]
 
 

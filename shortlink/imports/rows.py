@@ -24,6 +24,8 @@ class ImportedVisit(msgspec.Struct, frozen=True):
     ip: str = ""
     country: str = ""
     is_bot: bool = False  # the source's own verdict; ours is added when the agent is known
+    campaign: str = ""  # the short URL's utm_source, when the source kept it
+    bot_final: bool = False  # is_bot is this service's own verdict (its export): kept as it is
 
 
 class ImportedApp(msgspec.Struct, frozen=True, kw_only=True):

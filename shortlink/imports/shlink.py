@@ -15,12 +15,25 @@ from typing import Any
 
 import msgspec
 
-from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow, decode, epoch_ms, iso_time
+from shortlink.imports.rows import (
+    BadRow,
+    FileError,
+    ImportedVisit,
+    ImportRow,
+    csv_records,
+    decode,
+    epoch_ms,
+    first_of,
+    iso_time,
+)
 
 
 def parse(data: bytes) -> list[ImportRow | BadRow]:
+    text = decode(data)
+    if not text.lstrip().startswith(("{", "[")):
+        return _from_csv(text)
     try:
-        document = msgspec.json.decode(decode(data))
+        document = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
         raise FileError(f"not JSON: {exc}") from None
     visits: dict[str, Any] = {}
@@ -72,3 +85,38 @@ def _visits(found: Any) -> list[ImportedVisit]:
             )
         )
     return sorted(result, key=lambda visit: visit.ts_ms)  # Shlink lists the newest first
+
+
+# The web client's "Export" of the short-URL list (shlink-web-component,
+# ExportShortUrlsBtn.tsx and ReportExporter.ts: `short_urls.csv`): one row per short URL with
+# createdAt, domain, shortCode, shortUrl, longUrl, title, tags (joined by "|") and visits
+# (a count only: the visits CSV it exports per short URL has no code and no user agent, so
+# history travels with the REST API's JSON).
+CSV_COLUMNS = ("createdat", "domain", "shortcode", "shorturl", "longurl", "title", "tags", "visits")
+
+
+def _from_csv(text: str) -> list[ImportRow | BadRow]:
+    header, records = csv_records(text)
+    if "longurl" not in header:
+        raise FileError(f"neither Shlink's JSON nor its CSV export: no longUrl column ({', '.join(header)})")
+    rows: list[ImportRow | BadRow] = []
+    for line, record in records:
+        url = first_of(record, "longurl")
+        if url is None:
+            rows.append(BadRow(line, "longUrl is empty"))
+            continue
+        created = first_of(record, "createdat")
+        try:
+            rows.append(
+                ImportRow(
+                    line=line,
+                    url=url,
+                    code=first_of(record, "shortcode"),
+                    title=first_of(record, "title"),
+                    tags=[tag.strip() for tag in record.get("tags", "").split("|") if tag.strip()],
+                    created_at=iso_time("createdAt", created) if created else None,
+                )
+            )
+        except ValueError as exc:
+            rows.append(BadRow(line, str(exc)))
+    return rows

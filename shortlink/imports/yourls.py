@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from shortlink.imports.rows import (
     BadRow,
@@ -79,6 +81,26 @@ def _visit(log: dict[str, str]) -> ImportedVisit:
         ip=log.get("ip_address") or "",
         country=(log.get("country_code") or "").upper()[:2],
     )
+
+
+def log_csv(text: str) -> dict[str, list[ImportedVisit]]:
+    """A CSV of `yourls_log` (phpMyAdmin's export, with or without its header line; or MySQL's
+    `SELECT ... INTO OUTFILE`, tab-separated without one, NULL as \\N): keyword -> its clicks,
+    oldest first. A click without a readable time is left out, as in a dump."""
+    header_line = text.split("\n", 1)[0].lower()
+    if "click_time" not in header_line:
+        text = ",".join(LOG_COLUMNS) + "\n" + text if "\t" not in header_line else "\t".join(LOG_COLUMNS) + "\n" + text
+    _header, records = csv_records(text)
+    clicks: dict[str, list[ImportedVisit]] = defaultdict(list)
+    for _line, record in records:
+        record = {name: "" if value == "\\N" else value for name, value in record.items()}
+        try:
+            clicks[record["shorturl"]].append(_visit(record))
+        except (KeyError, ValueError):
+            continue
+    for visits in clicks.values():
+        visits.sort(key=lambda visit: visit.ts_ms)
+    return clicks
 
 
 def _from_csv(text: str) -> list[ImportRow | BadRow]:
@@ -149,3 +171,88 @@ _UNESCAPE = re.compile(r"\\(.)|''", re.DOTALL)
 def _unescaped(match: re.Match[str]) -> str:
     escaped = match[1]
     return "'" if escaped is None else _ESCAPES.get(escaped, escaped)
+
+
+# Streaming a dump too big to hold (issue 37: 100,000 links with 10 million clicks): statements
+# are read one at a time from the file, links first, then the click log in a second pass, so
+# neither the file nor its clicks are ever in memory at once.
+_STATEMENT_START = re.compile(r"^\s*(INSERT\s|CREATE TABLE\s)", re.IGNORECASE)
+
+
+def _statements(path: Path) -> Iterator[tuple[int, str]]:
+    """(first line, text) of each INSERT and CREATE TABLE statement of the dump, in order; one
+    statement spans the lines up to the one that ends with `;` (phpMyAdmin writes a row a line)."""
+    buffer: list[str] = []
+    start = 0
+    with path.open("rb") as file:
+        for number, raw in enumerate(file, start=1):
+            line = _decoded(raw)
+            if not buffer:
+                if not _STATEMENT_START.match(line):
+                    continue
+                start = number
+            buffer.append(line)
+            if line.rstrip().endswith(";"):
+                yield start, "".join(buffer)
+                buffer = []
+    if buffer:
+        yield start, "".join(buffer)
+
+
+def _decoded(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+def _insert_rows(path: Path, table_suffix: str, default: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, {column: value}) of every row inserted into the table ending with `table_suffix`."""
+    declared: list[str] | None = None
+    for line, statement in _statements(path):
+        create = _CREATE.match(statement.strip() + "\n")
+        if create is not None:
+            if create[1].lower().endswith(table_suffix):
+                declared = re.findall(r"^\s*`(\w+)`", create[2], re.MULTILINE) or None
+            continue
+        insert = _INSERT.search(statement)
+        if insert is None or not insert[1].lower().endswith(table_suffix):
+            continue
+        columns = [name.strip(" `") for name in insert[2].split(",")] if insert[2] else (declared or default)
+        counted, at_line = 0, line
+        for position, values in _tuples(statement, insert.end()):
+            at_line += statement.count("\n", counted, position)
+            counted = position
+            yield at_line, dict(zip(columns, values, strict=False))
+
+
+def stream(path: Path) -> tuple[list[ImportRow | BadRow], Callable[[], Iterator[tuple[str, ImportedVisit]]]]:
+    """A dump's links (without history), and a way to read its click log afterwards, a
+    statement at a time: (keyword, click), in file order."""
+    rows = [_row(line, record, {}) for line, record in _insert_rows(path, "url", URL_COLUMNS)]
+    if not rows:
+        raise FileError("no INSERT INTO yourls_url in the dump")
+
+    def history() -> Iterator[tuple[str, ImportedVisit]]:
+        for _line, log in _insert_rows(path, "log", LOG_COLUMNS):
+            try:
+                yield log["shorturl"], _visit(log)
+            except (KeyError, ValueError):
+                continue  # a click without a readable time cannot be placed on a day
+
+    return rows, history
+
+
+def is_dump(path: Path) -> bool:
+    """Whether the file is a SQL dump (an INSERT within its first lines' statements)."""
+    return any(True for _ in _statements_head(path))
+
+
+def _statements_head(path: Path) -> Iterator[None]:
+    with path.open("rb") as file:
+        for number, raw in enumerate(file):
+            if number > 10_000:
+                return
+            if _STATEMENT_START.match(_decoded(raw)):
+                yield None
+                return

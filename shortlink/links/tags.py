@@ -123,3 +123,8 @@ def remove_link_tags(conn: Connection, account_id: int, link_id: str, names: lis
     gone = {name.strip() for name in names}
     kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
     return set_link_tags(conn, account_id, link_id, [tag for tag in kept if tag.name not in gone])
+
+
+def account_tags(conn: Connection, account_id: int) -> list[Tag]:
+    """The tags in use in the account (the dashboard's tag filter)."""
+    return [Tag(name, colour) for name, colour in store.tags_of_account(conn, account_id)]

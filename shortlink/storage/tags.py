@@ -51,3 +51,11 @@ def replace_link_tags(conn: Connection, link_id: int, account_id: int, tags: Seq
                 "INSERT INTO link_tags (link_id, account_id, name, colour) VALUES (?, ?, ?, ?)",
                 (link_id, account_id, name, colour),
             )
+
+
+def tags_of_account(conn: Connection, account_id: int) -> list[tuple[str, str]]:
+    """Every (name, colour) the account's links carry, by name."""
+    rows = conn.execute(
+        "SELECT name, min(colour) FROM link_tags WHERE account_id = ? GROUP BY name ORDER BY name", (account_id,)
+    )
+    return [(name, colour) for name, colour in rows]

@@ -24,6 +24,7 @@ from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_
 from shortlink.web.bio import bio_handlers
 from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
 from shortlink.web.errors import NOSNIFF, handle_exception
+from shortlink.web.exports import ExportController
 from shortlink.web.health import healthz
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
@@ -45,6 +46,7 @@ API_CONTROLLERS = [
     LinkAppController,
     RulesController,
     WebhookController,
+    ExportController,
 ]
 
 

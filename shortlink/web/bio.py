@@ -21,7 +21,7 @@ from shortlink.client_address import address_of
 from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
-from shortlink.web.visitor import Answer, read_request
+from shortlink.web.visitor import Answer, old_short_path
 
 if TYPE_CHECKING:
     from shortlink.web.app import Bound
@@ -54,6 +54,10 @@ class PageAnswer(Answer):
         self._body = {"type": "http.response.body", "body": b"" if head else page.body, "more_body": False}
 
 
+# `/<code>` on a custom domain answers as `/l/<code>` (web.visitor.old_short_path).
+OLD_PATH_METHODS = frozenset({"GET", "HEAD", "POST"})
+
+
 def _handle_of(name: str, method: str) -> str:
     """The handle of a "/@handle" segment; anything else is an unknown route."""
     if not name.startswith("@"):
@@ -72,13 +76,8 @@ def bio_handlers(bound: Bound) -> list:
     @route("/{name:str}", http_method=ALL_METHODS, include_in_schema=False, status_code=200)
     async def bio_page(request: Request, name: FromPath[str]) -> Answer:
         method = request.scope["method"]
-        if method in ("GET", "HEAD") and not name.startswith("@") and bound.services.hosts.owner_of(host_of(request)):
-            # A connected custom domain also answers /<code>, the short path links had on the
-            # domain before it came here (Firebase Dynamic Links' x.page.link/<code>; issue 39).
-            visitor = read_request(request.scope, bound.country_header)
-            return Answer(
-                await bound.services.visits.visit(name, visitor, head=method == "HEAD"), head=method == "HEAD"
-            )
+        if not name.startswith("@") and method in OLD_PATH_METHODS and bound.services.hosts.is_custom(host_of(request)):
+            return await old_short_path(bound, request, name)  # an imported link's old address (issue 37)
         bio = bound.services.bio
         page = bio.public_page(_handle_of(name, method), host_of(request))
         if page is None:

@@ -16,7 +16,7 @@ from litestar.enums import HttpMethod
 from litestar.params import FromPath
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 
-from shortlink.app.visits import RememberCookie, VisitRequest
+from shortlink.app.visits import VisitRequest
 from shortlink.visits import respond
 
 if TYPE_CHECKING:
@@ -88,8 +88,36 @@ class Answer:
 def visitor_handlers(bound: Bound) -> list:
     """The routes, reading the app's current Visits and settings from `bound` (web.app)."""
 
-    def set_cookie(remember: RememberCookie) -> Cookie:
-        return Cookie(
+    @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
+    async def visit(request: Request, code: FromPath[str]) -> Answer:
+        # The body of answer_visit, inline: the hot path keeps its one await.
+        head = request.scope["method"] == "HEAD"
+        visitor = read_request(request.scope, bound.country_header)
+        return Answer(await bound.services.visits.visit(code, visitor, head=head), head=head)
+
+    @post("/l/{code:str}", include_in_schema=False, status_code=200)
+    async def unlock(request: Request, code: FromPath[str]) -> Answer:
+        return await answer_unlock(bound, request, code)
+
+    return [visit, unlock]
+
+
+async def answer_visit(bound: Bound, request: Request, code: str) -> Answer:
+    head = request.scope["method"] == "HEAD"
+    visitor = read_request(request.scope, bound.country_header)
+    return Answer(await bound.services.visits.visit(code, visitor, head=head), head=head)
+
+
+async def answer_unlock(bound: Bound, request: Request, code: str) -> Answer:
+    async def read_password() -> str:
+        body = await request.body()
+        return dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))).get("password", "")
+
+    visitor = read_request(request.scope, bound.country_header)
+    reply, remember = await bound.services.visits.unlock(code, visitor, read_password)
+    cookie = None
+    if remember is not None:
+        cookie = Cookie(
             key=remember.name,
             value=remember.value,
             path=remember.path,
@@ -98,21 +126,13 @@ def visitor_handlers(bound: Bound) -> list:
             samesite="lax",
             max_age=remember.max_age,
         )
+    return Answer(reply, cookie)
 
-    @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
-    async def visit(request: Request, code: FromPath[str]) -> Answer:
-        head = request.scope["method"] == "HEAD"
-        visitor = read_request(request.scope, bound.country_header)
-        return Answer(await bound.services.visits.visit(code, visitor, head=head), head=head)
 
-    @post("/l/{code:str}", include_in_schema=False, status_code=200)
-    async def unlock(request: Request, code: FromPath[str]) -> Answer:
-        async def read_password() -> str:
-            body = await request.body()
-            return dict(parse_qsl(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))).get("password", "")
-
-        visitor = read_request(request.scope, bound.country_header)
-        reply, remember = await bound.services.visits.unlock(code, visitor, read_password)
-        return Answer(reply, None if remember is None else set_cookie(remember))
-
-    return [visit, unlock]
+async def old_short_path(bound: Bound, request: Request, code: str) -> Answer:
+    """`/<code>` on a connected custom domain (issue 37): the path other services print
+    (bit.ly/CODE, Shlink's and YOURLS' /CODE), answered as `/l/<code>`, so imported links
+    keep working once their old domain is connected. Only GET, HEAD and the password form."""
+    if request.scope["method"] == "POST":
+        return await answer_unlock(bound, request, code)
+    return await answer_visit(bound, request, code)

@@ -85,12 +85,14 @@ def test_every_operation_conforms_and_never_fails(live):
     calls: list[None] = []
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
-    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, apps, webhooks).
+    # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, raw
+    # clicks, link rules, apps, webhooks).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
         "DELETE /api/v1/apps/{id}",
         "DELETE /api/v1/links/{id}",
         "DELETE /api/v1/webhooks/{id}",
         "GET /api/v1/analytics",
+        "GET /api/v1/analytics/clicks",
         "GET /api/v1/analytics/csv",
         "GET /api/v1/apps",
         "GET /api/v1/apps/{id}",
@@ -101,6 +103,8 @@ def test_every_operation_conforms_and_never_fails(live):
         "GET /api/v1/links/{id}/app",
         "GET /api/v1/links/{id}/app/analytics",
         "GET /api/v1/links/{id}/qr",
+        "GET /api/v1/links/{id}/rules",
+        "GET /api/v1/links/{id}/rules/analytics",
         "GET /api/v1/links/{id}/tags",
         "GET /api/v1/me",
         "GET /api/v1/webhooks",
@@ -112,11 +116,13 @@ def test_every_operation_conforms_and_never_fails(live):
         "POST /api/v1/links",
         "POST /api/v1/links/bulk",
         "POST /api/v1/links/bulk/actions",
+        "POST /api/v1/links/{id}/rules/test",
         "POST /api/v1/webhooks",
         "POST /api/v1/webhooks/{id}/replay",
         "POST /api/v1/webhooks/{id}/rotate",
         "POST /api/v1/webhooks/{id}/test",
         "PUT /api/v1/links/{id}/app",
+        "PUT /api/v1/links/{id}/rules",
         "PUT /api/v1/links/{id}/tags",
     ]
 

@@ -15,3 +15,16 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 });
+
+// The link list's "tick every link on this page" box: shown only where scripts run (without
+// them every box is still ticked one by one).
+document.addEventListener("DOMContentLoaded", () => {
+  const wrap = document.querySelector(".select-all");
+  if (!wrap) return;
+  const all = wrap.querySelector("input");
+  const boxes = () => document.querySelectorAll("input[name=ids]");
+  wrap.hidden = false;
+  all.addEventListener("change", () => {
+    for (const box of boxes()) box.checked = all.checked;
+  });
+});
