@@ -31,7 +31,8 @@ SYSTEM_FIXTURES = {"postgres_server", "redis_server", "nginx", "caddy"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Markers from what a test uses, so that `make test-fast` (-m "not browser and not system")
-    can leave out every test that needs Chromium or a server from Debian's packages."""
+    can leave out every test that needs Chromium or a server from Debian's packages; then the
+    modules in the order that keeps every worker busy to the end."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "browser" in fixtures:
@@ -40,6 +41,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         on_postgresql = callspec is not None and callspec.params.get("backend") == "postgresql"
         if fixtures & SYSTEM_FIXTURES or on_postgresql:
             item.add_marker(pytest.mark.system)
+    # Heaviest modules first: xdist hands out whole modules in this order, so a long module
+    # started last would keep one worker busy while the other has finished.
+    # Rough costs: a slow test takes seconds, a browser step a second, most tests a fifth.
+    weight: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        cost = 40 if item.get_closest_marker("slow") else 8 if item.get_closest_marker("browser") else 1
+        weight[module] = weight.get(module, 0) + cost
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
