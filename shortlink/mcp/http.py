@@ -33,12 +33,12 @@ from pydantic import ValidationError
 
 from shortlink.accounts import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
+from shortlink.mcp.on_demand import PATH
 from shortlink.mcp.tools import build_server
 from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes
 from shortlink.wiring import Services
 
-PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 PRINCIPAL = "shortlink.mcp.principal"  # the scope state key of the request's principal
 
