@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -86,10 +87,21 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "shortlink.db"
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file at the latest schema, made once per worker: each test's database starts
+    as a copy of it (migrating a new file costs some 50 ms, copying one a millisecond)."""
+    path = tmp_path_factory.mktemp("migrated") / "shortlink.db"
+    connect(path).close()
+    return path
+
+
 @pytest.fixture
 def storage(backend: str, db_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    """Where the test's database is: the SQLite file, or a fresh PostgreSQL database."""
+    """Where the test's database is: the SQLite file, or a fresh PostgreSQL database (each
+    already at the latest schema)."""
     if backend == "sqlite":
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), db_path)
         yield str(db_path)
         return
     server: PostgresServer = request.getfixturevalue("postgres_server")

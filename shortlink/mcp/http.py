@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from shortlink.accounts import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
-from shortlink.mcp.on_demand import PATH
+from shortlink.mcp import PATH
 from shortlink.mcp.tools import build_server
 from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes

@@ -23,8 +23,6 @@ from shortlink.wiring import Services
 if TYPE_CHECKING:
     from shortlink.mcp.http import McpEndpoint
 
-PATH = "/mcp"
-
 
 class McpOnDemand:
     def __init__(self, services: Services):

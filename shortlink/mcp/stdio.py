@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError
-from shortlink.mcp.on_demand import PATH
+from shortlink.mcp import PATH
 from shortlink.mcp.tools import build_server
 from shortlink.wiring import Services
 

@@ -14,7 +14,7 @@ from litestar.types import Receive, Scope, Send
 
 from shortlink.config import Config
 from shortlink.dashboard import dashboard_handlers, template_config
-from shortlink.mcp.on_demand import PATH as MCP_PATH
+from shortlink.mcp import PATH as MCP_PATH
 from shortlink.mcp.on_demand import McpOnDemand
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
