@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from functools import cache
 
 import msgspec
 from argon2 import PasswordHasher
@@ -25,9 +26,14 @@ from shortlink.storage import sessions as store
 MIN_PASSWORD, MAX_PASSWORD = 10, 256
 # argon2-cffi's defaults are RFC 9106's second recommendation for argon2id (64 MiB, t=3).
 _hasher = PasswordHasher()
-# Checked against when the e-mail is unknown, so that a wrong e-mail costs the time a
-# wrong password does.
-_UNKNOWN_ACCOUNT_HASH = _hasher.hash(secrets.token_urlsafe(16))
+
+
+@cache
+def _unknown_account_hash() -> str:
+    """Checked against when the e-mail is unknown, so that a wrong e-mail costs the time a
+    wrong password does. Made on first use: an argon2 hash at import would cost every
+    process that imports this module (each CLI command) a fifth of a second."""
+    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 class SignInFailed(ShortlinkError):
@@ -66,7 +72,7 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> bool:
     """Constant in cost whether or not the account (or its password) exists."""
     try:
-        return _hasher.verify(password_hash or _UNKNOWN_ACCOUNT_HASH, password) and password_hash is not None
+        return _hasher.verify(password_hash or _unknown_account_hash(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 

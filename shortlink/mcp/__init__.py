@@ -10,6 +10,7 @@ import os
 from shortlink.errors import ShortlinkError
 
 KEY_VARIABLE = "SHORTLINK_API_KEY"
+PATH = "/mcp"  # where the server answers MCP over Streamable HTTP
 
 
 def take_api_key() -> str:

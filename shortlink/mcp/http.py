@@ -33,13 +33,13 @@ from pydantic import ValidationError
 
 from shortlink.accounts import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
+from shortlink.mcp import PATH
 from shortlink.mcp import targeting as targeting_tools  # noqa: F401 - registers the link-rules tools
 from shortlink.mcp.tools import build_server
 from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes
 from shortlink.wiring import Services
 
-PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 PRINCIPAL = "shortlink.mcp.principal"  # the scope state key of the request's principal
 

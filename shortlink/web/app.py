@@ -14,8 +14,8 @@ from litestar.types import Receive, Scope, Send
 
 from shortlink.config import Config
 from shortlink.dashboard import dashboard_handlers, template_config
-from shortlink.mcp.http import PATH as MCP_PATH
-from shortlink.mcp.http import McpEndpoint
+from shortlink.mcp import PATH as MCP_PATH
+from shortlink.mcp.on_demand import McpOnDemand
 from shortlink.web.accesslog import access_log_middleware
 from shortlink.web.account import AccountController
 from shortlink.web.analytics import AnalyticsController
@@ -63,7 +63,7 @@ class Bound:
 
     def set(self, config: Config) -> None:
         self.services = Services(config)
-        self.mcp = McpEndpoint(self.services)
+        self.mcp = McpOnDemand(self.services)
         self.country_header = config.network.country_header.lower().encode() or b"\x00"
         self.https = config.short_host.startswith("https://")
         self.trusted_proxies = config.trusted_networks

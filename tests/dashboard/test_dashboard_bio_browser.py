@@ -27,6 +27,9 @@ from tests.support.browser import (
 )
 from tests.support.visitors import IPHONE
 
+# A server and Chromium for the module, seconds a test.
+pytestmark = pytest.mark.slow
+
 EMAIL, PASSWORD = "creator@example.com", "a long enough password"
 
 

@@ -38,6 +38,9 @@ from tests.support.browser import (
 from tests.support.visitors import IPHONE
 from throwaway.live_server import LiveServer
 
+# A server and Chromium for the module, seconds a test.
+pytestmark = pytest.mark.slow
+
 EMAIL, PASSWORD = "person@example.com", "a long enough password"
 
 

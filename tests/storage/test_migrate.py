@@ -27,6 +27,9 @@ from shortlink.webhooks.send import Outcome
 from tests.conftest import bearer, run_cli, storage_settings
 from tests.support.helpers import store_link
 
+# Seeding and moving 100,000 clicks takes seconds.
+pytestmark = pytest.mark.slow
+
 EMAIL = "demo@example.com"
 # The issue's 100,000 demo clicks: seeded through the real recorder in a few seconds here.
 CLICKS = 100_000
@@ -39,12 +42,12 @@ RANGES = [{"days": days, "to": UNTIL} for days in ("1", "7", "30", "90", "366")]
 ]
 
 
-@pytest.fixture
-def installation(tmp_path):
+@pytest.fixture(scope="module")
+def installation(tmp_path_factory):
     """A seeded SQLite installation with a bit of everything: a deleted link (its id must
     never come back), a revoked key, a custom domain, a title still to fetch, a bio page, a
-    dashboard session, a tag, link rules."""
-    path = tmp_path / "shortlink.db"
+    dashboard session, a tag, link rules. Seeded once: the tests only read it."""
+    path = tmp_path_factory.mktemp("installation") / "shortlink.db"
     seeded = run_cli(
         "demo", "seed", "--email", EMAIL, "--links", "12", "--clicks", str(CLICKS), "--days", "60", "--db", str(path)
     )

@@ -28,7 +28,8 @@ from tests.support.visitors import INSTAGRAM_IOS, IPHONE
 from throwaway.debian import find_or_install
 from throwaway.live_server import LiveServer, free_port
 
-pytestmark = pytest.mark.system
+# Every test here starts server processes: seconds each.
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 DEPLOY = paths.REPO / "docs" / "deploy"
 UNITS = ("shortlink.service", "shortlink-backup.service", "shortlink-backup.timer")

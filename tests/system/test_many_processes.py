@@ -30,7 +30,8 @@ from tests.support.load import VISITS, Load, assert_rollups_match_raw_clicks, da
 from throwaway.live_server import LiveServer
 from throwaway.redis_server import RedisServer
 
-pytestmark = pytest.mark.system
+# Every test here starts server processes: seconds each.
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 DAILY_LIMIT = 5
 INVALIDATION_SECONDS = 1.0  # the issue's bound: a paused link stops redirecting everywhere within it
@@ -233,7 +234,7 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
         conn.close()
 
 
-def process_ids(server: LiveServer, wanted: int, timeout: float = 30) -> set[int]:
+def process_ids(server: LiveServer, wanted: int, timeout: float = 120) -> set[int]:
     """The processes seen answering /healthz, until `wanted` have (workers start one by one)."""
     seen: set[int] = set()
     deadline = time.monotonic() + timeout

@@ -21,6 +21,9 @@ from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chro
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
 
+# A server and Chromium for the module, seconds a test.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
