@@ -35,6 +35,8 @@ OPERATIONS = {
     ("POST", "/api/v1/links/bulk/actions"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/analytics/csv"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/analytics/csv"): {"200", "400", "401", "403", "429", "500"},
+    # Issue 37: the raw clicks of a range, as JSON lines.
+    ("GET", "/api/v1/analytics/clicks"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     # Link rules (issue 36).
