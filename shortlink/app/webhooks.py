@@ -1,7 +1,8 @@
 """Webhook operations for every door, and the in-memory "who subscribes to clicks" set.
 
 The click recorder asks `clicks_wanted()` per batch: an installation without any endpoint
-subscribed to `link.clicked` writes its click batches exactly as before. The set is refreshed
+subscribed to `link.clicked` or `link.cap_reached` (the events a batch writes) writes its click
+batches exactly as before. The set is refreshed
 after every endpoint change made here and by the deliverer's rounds (changes made by the CLI
 or another process)."""
 
@@ -21,7 +22,7 @@ from shortlink.storage import webhooks as store
 from shortlink.times import utcnow
 from shortlink.webhooks import endpoints, outbox
 from shortlink.webhooks.events import (
-    CLICKED,
+    BATCH_EVENTS,
     Attempt,
     CreatedWebhook,
     CreateWebhook,
@@ -64,7 +65,10 @@ class Webhooks:
         return bool(self.click_accounts)
 
     async def refresh_subscribers(self) -> None:
-        self.click_accounts = frozenset(await self.db.read(store.subscribing_accounts, CLICKED))
+        accounts: set[int] = set()
+        for event_type in BATCH_EVENTS:
+            accounts.update(await self.db.read(store.subscribing_accounts, event_type))
+        self.click_accounts = frozenset(accounts)
 
     async def create(self, account_id: int, body: CreateWebhook) -> CreatedWebhook:
         now = utcnow()

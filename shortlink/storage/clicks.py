@@ -179,8 +179,9 @@ def write_batch(conn: Connection, batch: str, with_events: bool = False) -> set[
     nothing and return their ids (the caller drops their clicks and retries).
 
     `with_events`: also add a `link.clicked` webhook event per human click of an account
-    subscribed to them, in the same transaction (storage.webhooks.click_events_statement).
-    Without it, the batch is written exactly as before webhooks existed."""
+    subscribed to them, and a `link.cap_reached` event per link whose maxClicks the batch
+    reached, in the same transaction (storage.webhooks.click_events_statement,
+    cap_events_statement). Without it, the batch is written exactly as before webhooks existed."""
     if on_postgres(conn):
         return _write_batch_postgres(conn, batch, with_events)
     for statement in _SQLITE_BATCH_WRITER:
@@ -205,6 +206,15 @@ def _deleted_links(conn: Connection, batch: str) -> set[int]:
     return {row[0] for row in rows}
 
 
+def _event_statements(b: str, postgres: bool) -> list[str]:
+    """The batch's webhook events, after `_counting` (the cap's after its human_clicks update):
+    its clicks' events, then the caps those clicks reached."""
+    return [
+        webhook_store.click_events_statement(b, postgres=postgres),
+        webhook_store.cap_events_statement(b, postgres=postgres),
+    ]
+
+
 def _sqlite_batch_writer() -> tuple[str, ...]:
     """The writer connection's temporary objects that store a batch in one statement,
     `INSERT INTO click_batches (batch) VALUES (?)`: its trigger runs every statement.
@@ -223,7 +233,7 @@ def _sqlite_batch_writer() -> tuple[str, ...]:
         " WHERE EXISTS (SELECT 1 FROM batch_clicks WHERE link_id NOT IN (SELECT id FROM links))",
         *_counting("batch_clicks AS b"),
     ]
-    with_events = [*body, webhook_store.click_events_statement("batch_clicks AS b", postgres=False)]
+    with_events = [*body, *_event_statements("batch_clicks AS b", postgres=False)]
     return (
         # A trigger is compiled against the schema this connection last read, and an object
         # another connection renamed or dropped meanwhile fails the compile until something
@@ -257,7 +267,7 @@ def _write_batch_postgres(conn: Connection, batch: str, with_events: bool) -> se
         with_batch = f"WITH b AS MATERIALIZED (SELECT {_batch_columns(True)} FROM {_json_rows(True)})"
         statements = _counting("b")
         if with_events:
-            statements.append(webhook_store.click_events_statement("b", postgres=True))
+            statements += _event_statements("b", postgres=True)
         for statement in statements:
             conn.execute(f"{with_batch} {statement}", (batch,))
     return set()

@@ -98,10 +98,11 @@ def insert_event(conn: Connection, event: dict[str, Any]) -> int:
     ).fetchone()[0]
 
 
-def event_public_id_sql(postgres: bool) -> str:
-    """An event id made by the database itself, for the events a click batch writes in SQL."""
+def event_public_id_sql(postgres: bool, row: str = "b.position") -> str:
+    """An event id made by the database itself, for the events a click batch writes in SQL
+    (`row`: a column that tells the statement's rows apart, for PostgreSQL's random())."""
     if postgres:
-        return "'evt_' || md5(random()::text || clock_timestamp()::text || b.position::text)"
+        return f"'evt_' || md5(random()::text || clock_timestamp()::text || {row}::text)"
     return "'evt_' || lower(hex(randomblob(16)))"
 
 
@@ -118,6 +119,30 @@ def click_events_statement(b: str, postgres: bool) -> str:
         f" SELECT {event_public_id_sql(postgres)}, b.account_id, 'link.clicked', b.link_id, b.ts, {build}"
         f" FROM {b} WHERE b.is_bot = 0 AND b.account_id IN (SELECT account_id FROM webhook_endpoints"
         " WHERE is_enabled = 1 AND events LIKE '% link.clicked %') ORDER BY b.position"
+    )
+
+
+def cap_events_statement(b: str, postgres: bool) -> str:
+    """The statement that adds a `link.cap_reached` event per link whose rules' maxClicks the
+    human clicks of batch `b` reached, for an account with an enabled endpoint subscribed to it.
+    It runs after the batch's `UPDATE link_rules SET human_clicks = ...` (storage.clicks), in its
+    transaction: a link crossed its cap in this batch when its count is now at least maxClicks
+    and was below it before the batch's clicks. The count only grows, so that happens once per
+    cap; a cap raised later (a PUT of the rules keeps the count) is crossed, and sent, again.
+    Its time is the batch's last human click of the link; the Link is added at dispatch."""
+    if postgres:
+        cap = "(r.document::json ->> 'maxClicks')::bigint"
+    else:
+        cap = "json_extract(r.document, '$.maxClicks')"
+    return (
+        "INSERT INTO webhook_events (public_id, account_id, type, link_id, created_ms, data)"
+        f" SELECT {event_public_id_sql(postgres, 'r.link_id')}, r.account_id, 'link.cap_reached', r.link_id,"
+        " n.ts, 'null'"
+        f" FROM (SELECT link_id, count(*) AS clicks, max(ts) AS ts FROM {b} WHERE is_bot = 0 GROUP BY link_id) AS n"
+        " JOIN link_rules AS r ON r.link_id = n.link_id"
+        " WHERE r.account_id IN (SELECT account_id FROM webhook_endpoints"
+        " WHERE is_enabled = 1 AND events LIKE '% link.cap_reached %')"
+        f" AND r.human_clicks >= {cap} AND r.human_clicks - n.clicks < {cap} ORDER BY r.link_id"
     )
 
 

@@ -12,7 +12,12 @@ from shortlink.times import Timestamp
 
 LINK_EVENTS = ("link.created", "link.updated", "link.deleted", "link.paused", "link.resumed", "link.expired")
 CLICKED = "link.clicked"
-EVENT_TYPES = (*LINK_EVENTS, CLICKED)
+# A link's counted human clicks reached its rules' maxClicks (link rules, issue 36): written by
+# the click batch that reaches it (storage.webhooks.cap_events_statement), its Link added at dispatch.
+CAP_REACHED = "link.cap_reached"
+EVENT_TYPES = (*LINK_EVENTS, CAP_REACHED, CLICKED)
+# The events a click batch writes in SQL: the recorder asks for them while an account wants one.
+BATCH_EVENTS = (CLICKED, CAP_REACHED)
 # Sent by "send a test event" to the one endpoint asked, whatever it subscribes to.
 TEST_EVENT = "webhook.test"
 MAX_FILTER_ITEMS = 100

@@ -24,7 +24,7 @@ from shortlink.storage import tags as tag_store
 from shortlink.storage import webhooks as store
 from shortlink.times import to_iso
 from shortlink.webhooks import rules
-from shortlink.webhooks.events import CLICKED, TEST_EVENT, ClickedData, ClickLabels
+from shortlink.webhooks.events import CAP_REACHED, CLICKED, TEST_EVENT, ClickedData, ClickLabels
 from shortlink.webhooks.secrets import secret_of
 from shortlink.webhooks.send import Outcome
 
@@ -105,7 +105,7 @@ def delete_link(conn: Connection, account_id: int, link_id: str, *, base: str, n
 
 def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limit: int = 500) -> int:
     """Fan the oldest waiting events out to a delivery per enabled endpoint that wants each;
-    a click's event gets its link now. Returns how many events were taken."""
+    an event a click batch wrote (a click, a cap reached) gets its link now. Returns how many events were taken."""
     with transaction(conn):
         events = store.waiting_events(conn, limit)
         if not events:
@@ -124,14 +124,17 @@ def _dispatch_one(
     data = None
     link_public_id = event["link_public_id"]
     tags: list[str] = [] if event["link_tags"] is None else json.loads(event["link_tags"])
-    if event["type"] == CLICKED:
+    if event["type"] in (CLICKED, CAP_REACHED):
         row = link_store.link_by_rowid(conn, event["link_id"])
         if row is None:  # deleted since the click: its history is gone, and so is this event
             store.finish_dispatch(conn, event["id"], None, None)
             return
         link = service.to_link(row, base_for(event["account_id"]))
-        labels = msgspec.json.decode(event["data"], type=ClickLabels)
-        data = msgspec.json.encode(ClickedData(link, labels)).decode()
+        if event["type"] == CLICKED:
+            labels = msgspec.json.decode(event["data"], type=ClickLabels)
+            data = msgspec.json.encode(ClickedData(link, labels)).decode()
+        else:
+            data = msgspec.json.encode(link).decode()
         link_public_id, tags = row["public_id"], _tag_names(conn, row["id"])
     for endpoint in endpoints:
         limited_links = None if endpoint["link_ids"] is None else json.loads(endpoint["link_ids"])
