@@ -44,11 +44,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.system)
     # Heaviest modules first: xdist hands out whole modules in this order, so a long module
     # started last would keep one worker busy while the other has finished.
-    # Rough costs: a slow test takes seconds, a browser step a second, most tests a fifth.
+    # Rough costs in fifths of a second (most tests): a browser step a second or two, a slow
+    # test some seconds, or as many as its marker says (`pytest.mark.slow(seconds=90)`).
     weight: dict[str, int] = {}
     for item in items:
         module = item.nodeid.split("::")[0]
-        cost = 40 if item.get_closest_marker("slow") else 8 if item.get_closest_marker("browser") else 1
+        slow = item.get_closest_marker("slow")
+        browser = item.get_closest_marker("browser")
+        cost = 5 * slow.kwargs.get("seconds", 8) if slow else 8 if browser else 1
+        if browser and module not in weight:  # starting Chromium and a server, once a module
+            cost += 40
         weight[module] = weight.get(module, 0) + cost
     items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
 

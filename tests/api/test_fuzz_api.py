@@ -24,7 +24,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from throwaway.live_server import LiveServer
 
-pytestmark = pytest.mark.slow
+# Fuzzing every operation is the suite's longest test: scheduled first.
+pytestmark = pytest.mark.slow(seconds=120)
 
 # Per operation and mode. A link's (or webhook's) operations run with a real one of the
 # account, which reaches every rule, and with random ids, which only reach the 404: fewer of those.

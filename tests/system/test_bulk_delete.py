@@ -15,7 +15,7 @@ from tests.system.test_many_processes import INVALIDATION_SECONDS, api, start_to
 from throwaway.live_server import LiveServer
 from throwaway.redis_server import RedisServer
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.slow]  # two servers and a thousand links
 
 LINKS = 1000
 VISITED = 40  # links visited (so cached, and with clicks) on both processes
