@@ -8,8 +8,6 @@ or the service on every other host.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections import Counter
@@ -17,6 +15,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from shortlink.app.hosts import Hosts
+from shortlink.app.periodic import EverySecondWriter
 from shortlink.applinks import association, deferred, service
 from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, LinkAppAnalytics, SetLinkApp
 from shortlink.storage import Database
@@ -49,7 +48,7 @@ class Apps:
         # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
         # path in memory, written every second (as bio page views are), never in the request.
         self._outcomes: Counter[tuple[int, str, str]] = Counter()
-        self._task: asyncio.Task | None = None
+        self._writer = EverySecondWriter(self.flush_outcomes, "app-link visit counts", log, OUTCOMES_FLUSH_SECONDS)
 
     def count_outcome(self, link_id: int, outcome: str) -> None:
         """One human visit of a link into an app, and what the visitor path decided for it."""
@@ -71,25 +70,10 @@ class Apps:
         return await self.db.read(service.app_analytics, account_id, link_id, today - timedelta(days=days - 1), today)
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._flush_forever())
+        await self._writer.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        try:
-            await self.flush_outcomes()
-        except Exception:  # the clicks' shutdown must still run after this
-            log.exception("could not write app-link visit counts at shutdown")
-
-    async def _flush_forever(self) -> None:
-        while True:
-            await asyncio.sleep(OUTCOMES_FLUSH_SECONDS)
-            try:
-                await self.flush_outcomes()
-            except Exception:  # retried on the next round
-                log.exception("could not write app-link visit counts")
+        await self._writer.stop()
 
     async def create(self, account_id: int | None, body: CreateApp) -> App:
         return await self.db.write(service.create_app, account_id, body, utcnow())

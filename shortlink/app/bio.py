@@ -13,8 +13,6 @@ in each server process.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -28,6 +26,7 @@ from msgspec import UNSET, UnsetType
 
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links
+from shortlink.app.periodic import EverySecondWriter
 from shortlink.bio import service
 from shortlink.bio.rules import normalise_handle, refuse_full_page
 from shortlink.bio.schema import BioPage, BioStats, SavePage
@@ -133,7 +132,7 @@ class Bio:
         self._views: Counter[tuple[int, str]] = Counter()
         # (page id, visitor hash) seen today, under a key of today's held only in memory.
         self._seen_day, self._seen_key, self._seen = "", b"", set[tuple[int, int]]()
-        self._task: asyncio.Task | None = None
+        self._writer = EverySecondWriter(self.flush_views, "bio page views", log, VIEWS_FLUSH_SECONDS)
 
     # the editor
 
@@ -271,22 +270,7 @@ class Bio:
             raise
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._flush_views_forever())
+        await self._writer.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        try:
-            await self.flush_views()
-        except Exception:  # the clicks' shutdown must still run after this
-            log.exception("could not write bio page views at shutdown")
-
-    async def _flush_views_forever(self) -> None:
-        while True:
-            await asyncio.sleep(VIEWS_FLUSH_SECONDS)
-            try:
-                await self.flush_views()
-            except Exception:  # retried on the next round
-                log.exception("could not write bio page views")
+        await self._writer.stop()
