@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -43,6 +45,13 @@ class FetchError(Exception):
     def __init__(self, reason: str, *, permanent: bool = False):
         super().__init__(reason)
         self.permanent = permanent
+
+
+@lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context of every outgoing request (titles, webhooks), one per process:
+    making one reads the whole CA bundle, which every app start did twice before."""
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def is_public_address(address: IPAddress) -> bool:

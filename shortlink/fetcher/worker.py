@@ -28,6 +28,7 @@ from shortlink.fetcher.ssrf import (
     fetch_html,
     own_host_entries,
     system_resolver,
+    tls_context,
 )
 from shortlink.storage import Database
 from shortlink.storage import fetches as store
@@ -83,6 +84,7 @@ class TitleFetcher:
         self._client = httpx.AsyncClient(
             follow_redirects=False,  # redirects are followed by fetch_html, each one checked
             trust_env=False,  # a proxy would resolve names itself, past the check
+            verify=tls_context(),
             timeout=self.config.timeout_seconds,
             # Connections are made to IP addresses: never reuse one for another host name
             # (and its TLS server name) that happens to share the address.

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import httpx
 import msgspec
 
-from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_resolver
+from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_resolver, tls_context
 from shortlink.storage import Database, Row
 from shortlink.times import to_iso
 from shortlink.webhooks import outbox, send
@@ -96,6 +96,7 @@ class Deliverer:
         self._client = httpx.AsyncClient(
             follow_redirects=False,
             trust_env=False,
+            verify=tls_context(),
             timeout=self.timeout,
             limits=httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY),
         )
