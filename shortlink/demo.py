@@ -34,7 +34,7 @@ from shortlink.visits.recorder import ClickRecorder
 
 DAY_MS = 86_400_000
 DEMO_BATCH_SIZE = 25_000
-DEMO_CHUNK = 50_000
+DEMO_CHUNK = DEMO_BATCH_SIZE  # Ctrl-C waits for at most two chunks to be written
 # What `demo seed` accepts: at least one link to click on, at least one day to click in.
 BOUNDS = {"links": (1, 10_000_000), "clicks": (0, 10_000_000), "days": (1, 3650)}
 
