@@ -9,7 +9,10 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 
 # Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process. Each
 # module stays on one worker: browser modules share a signed-in page across their tests, in order.
+# Modules go out in the order tests/conftest.py gives them (heaviest first): xdist would hand out
+# the modules with the most tests first, which left the longest ones, with few tests, for last.
 WORKERS ?= auto
+DISTRIBUTE := -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,12 +42,12 @@ check: $(STAMP)
 TEST_TMPDIR ?= $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm || echo $${TMPDIR:-/tmp})
 
 test: check
-	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile
+	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q $(DISTRIBUTE)
 
 # The inner loop: everything but the tests that drive Chromium, start servers from Debian's
 # packages, or take several seconds each.
 test-fast: $(STAMP)
-	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile -m "not browser and not system and not slow"
+	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q $(DISTRIBUTE) -m "not browser and not system and not slow"
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
 BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks imports
