@@ -146,8 +146,11 @@ class ClickRecorder:
     async def _run(self) -> None:
         interval = self.config.flush_interval_ms / 1000
         while True:
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancel that
+            # arrives as the event is set, and stop() then waited for this task forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+                async with asyncio.timeout(interval):
+                    await self._wake.wait()
             self._wake.clear()
             if not self._queue:
                 self.last_flush_at = time.monotonic()  # idle is healthy

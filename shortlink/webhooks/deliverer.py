@@ -115,7 +115,8 @@ class Deliverer:
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                async with asyncio.timeout(self.poll_seconds):  # see ClickRecorder._run
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 if self.on_round is not None:

@@ -368,3 +368,16 @@ def test_the_android_model_table_waits_for_the_first_android_click_and_labels_it
         assert [tuple(row) for row in conn.execute("SELECT device FROM clicks")] == [("mobile",)]
     finally:
         conn.close()
+
+
+async def test_stop_ends_the_writer_even_when_a_click_wakes_it_at_that_moment(database, links):
+    # A click waking the idle writer in the same turn of the loop as stop() cancelling it: on
+    # Python 3.11, asyncio.wait_for returned the wake-up and dropped the cancel, and stop()
+    # waited for the writer forever (a test's app shutdown hung that way).
+    recorder = ClickRecorder(database, ClicksConfig(batch_size=1, flush_interval_ms=60_000))
+    await recorder.start()
+    await asyncio.sleep(0.05)  # the writer is waiting for work
+    recorder.record(click(links[0]))  # a full batch: wakes it
+    stopping = asyncio.create_task(recorder.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=30)  # milliseconds when it works; 60 s when not
+    assert stopping in done and recorder.written == 1
