@@ -132,7 +132,12 @@ class Deliverer:
         handled = await self.db.write(outbox.dispatch, self.now_ms(), self.base_for)
         due = await self.db.write(outbox.claim, self.now_ms(), self.lease_ms, CLAIM_BATCH, PER_LINK)
         if due:
-            await self._send_all(due)
+            # The next events are fanned out (in the database's thread) while these are sent.
+            dispatching = asyncio.create_task(self.db.write(outbox.dispatch, self.now_ms(), self.base_for))
+            try:
+                await self._send_all(due)
+            finally:
+                handled += await dispatching
         return handled + len(due)
 
     async def _send_all(self, due: list[Row]) -> None:

@@ -6,6 +6,7 @@ a cap and the whole exchange is bounded in time."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 
 import httpx
@@ -59,6 +60,7 @@ async def post(
     return Outcome(ok, status, elapsed(), head)
 
 
+@functools.lru_cache(maxsize=1024)  # an endpoint's URL is parsed once, not once per delivery
 def target_of(url: str) -> Target:
     try:
         parsed = httpx.URL(url)
