@@ -5,6 +5,7 @@ events and the 30-day log."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ import pytest
 
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
-from shortlink.fetcher.ssrf import address_policy
+from shortlink.fetcher.ssrf import IPAddress, OwnServiceResolver, address_policy
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, UpdateLink
 from shortlink.links.tags import TagInput
@@ -378,3 +379,37 @@ async def test_a_receiver_down_for_an_hour_then_up_gets_every_event_once_in_orde
             done.add(event_id)
     clicked = next(item.event for item in accepted if item.event["type"] == "link.clicked")
     assert clicked["data"]["click"]["country"] == "DE" and clicked["data"]["link"]["id"] in {link.id for link in links}
+
+
+async def test_this_service_is_refused_by_its_names_their_addresses_and_its_listening_port(setup: Setup):
+    """A receiver whose name resolves to an address of one of our hosts (on its port, or any
+    port for a host given without one), or that is our listening port, is refused when the
+    connection would be opened; another port of the same address is not ours."""
+    receiver = setup.receiver
+    port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+    names = {"hooks.example": "127.0.0.1", "short.example": "127.0.0.1"}
+
+    async def resolve(host: str, _port: int) -> list[IPAddress]:
+        if host not in names:
+            raise OSError(f"no such name {host}")
+        return [ipaddress.ip_address(names[host])]
+
+    body = CreateWebhook(url=f"http://hooks.example:{port}/hooks", events=["link.created"])
+    row = endpoints.create_endpoint(setup.conn, setup.account_id, body, now=datetime.now(UTC), allow_private=True)
+    receiver.secrets.append(secret_of(KEY, row["secret_nonce"]))
+    cases = [
+        ({"short.example"}, None, "refused: hooks.example resolves to 127.0.0.1, an address of this service itself"),
+        ({"short.example:1"}, None, "thanks"),  # the same address, another port: not ours
+        ({f"short.example:{port}"}, None, "refused: hooks.example resolves to 127.0.0.1"),
+        (set(), ("0.0.0.0", port), "refused: hooks.example resolves to 127.0.0.1"),  # listening everywhere
+        (set(), ("127.0.0.1", port + 1 if port < 65535 else port - 1), "thanks"),
+    ]
+    for hosts, listen, expected in cases:
+        own = OwnServiceResolver(lambda hosts=hosts: hosts, resolve, listen=listen)
+        deliverer = setup.start(resolve=resolve, own=own)
+        await deliverer.start()
+        setup.link()
+        await drain(deliverer)
+        await deliverer.stop()
+        assert setup.attempts(row["public_id"])[0].response.startswith(expected), (hosts, listen)
+    assert receiver.count() == 2 and all(item.verified_by for item in receiver.received)
