@@ -3,9 +3,9 @@
 Events are inserted by the transaction of the change that causes them (a link write, an
 import's row, a click batch: see storage.clicks), so a rolled-back change leaves none. The
 deliverer then fans each event out to a delivery per matching endpoint (`waiting_events`,
-`add_delivery`), claims due deliveries under a lease (`claim_due`: on PostgreSQL with
-FOR UPDATE SKIP LOCKED, so that several processes never take the same one) and records
-every attempt.
+`add_deliveries`), claims due deliveries under a lease (`claim_due`: each link's in order; on
+PostgreSQL the claims of several processes take turns, so that they never take the same one)
+and records every attempt.
 """
 
 from __future__ import annotations

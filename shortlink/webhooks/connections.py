@@ -49,7 +49,7 @@ class _Connection:
     address: IPAddress
     opened: float
     protocol: h11.Connection = field(default_factory=lambda: h11.Connection(h11.CLIENT))
-    used: bool = False
+    cut: bool = False  # an answer was not read to its end: never reused
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -74,18 +74,17 @@ class _Connection:
                 location = next((v.decode("latin-1") for k, v in event.headers if k == b"location"), None)
             elif isinstance(event, h11.Data):
                 answer += event.data
-                if len(answer) >= cap:
-                    self.protocol = h11.Connection(h11.CLIENT)  # not at a message boundary: never reused
+                if len(answer) >= cap:  # the rest is dropped with the connection
+                    self.cut = True
                     self.close()
                     break
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 break
             # h11.InformationalResponse (100 Continue and the like): read on
-        self.used = True
         return Answer(status, location, bytes(answer[:cap]))
 
     def reusable(self) -> bool:
-        if self.protocol.our_state is h11.DONE and self.protocol.their_state is h11.DONE:
+        if not self.cut and self.protocol.our_state is h11.DONE and self.protocol.their_state is h11.DONE:
             self.protocol.start_next_cycle()
             return True
         return False

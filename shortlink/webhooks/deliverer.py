@@ -4,7 +4,9 @@ endpoints, sends due deliveries and records every attempt.
 Several processes may run one each (PostgreSQL): a delivery is claimed under a lease
 (storage.webhooks.claim_due), so each is sent by one of them at a time. Delivery is
 at-least-once: a process killed between sending and recording sends that delivery again
-once its lease is over, with the same `webhook-id` for the receiver to deduplicate.
+once its lease is over, with the same `webhook-id` for the receiver to deduplicate. An
+endpoint's events of one link go one after another, in order (claim_due takes only the head of
+each link's queue and those right after it; a round stops a queue at its first failure).
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ class Deliverer:
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
+
+    @property
+    def connections_opened(self) -> int:
+        return 0 if self._connections is None else self._connections.opened
 
     def notify(self) -> None:
         """New events or due deliveries: look now rather than at the next poll."""

@@ -61,10 +61,13 @@ class Receiver:
 
 
 @contextmanager
-def running_receiver() -> Iterator[Receiver]:
+def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
+    """`keep_alive`: answer in HTTP/1.1 and keep each connection open for more requests."""
     receiver = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def log_message(self, *_args) -> None:
             pass
 

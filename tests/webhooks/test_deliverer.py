@@ -413,3 +413,22 @@ async def test_this_service_is_refused_by_its_names_their_addresses_and_its_list
         await deliverer.stop()
         assert setup.attempts(row["public_id"])[0].response.startswith(expected), (hosts, listen)
     assert receiver.count() == 2 and all(item.verified_by for item in receiver.received)
+
+
+async def test_a_links_events_go_in_order_over_one_kept_alive_connection(setup: Setup):
+    with running_receiver(keep_alive=True) as receiver:
+        setup.receiver = receiver
+        deliverer = setup.start()
+        await deliverer.start()
+        setup.endpoint(["link.created", "link.updated"])
+        link = setup.link()
+        for number in range(20):
+            patch = UpdateLink(title=f"Title {number}")
+            outbox.update_link(setup.conn, setup.account_id, link.id, patch, now=datetime.now(UTC), base=SHORT_HOST)
+        await drain(deliverer)
+        assert receiver.types() == ["link.created"] + ["link.updated"] * 20
+        assert [event["data"]["title"] for event in receiver.verified_events()[1:]] == [
+            f"Title {number}" for number in range(20)
+        ]
+        assert deliverer.connections_opened == 1
+        assert {item.headers["host"] for item in receiver.received} == {receiver.url.split("/")[2]}
