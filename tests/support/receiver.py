@@ -37,7 +37,7 @@ class Receiver:
     url: str = ""
     secrets: list[str] = field(default_factory=list)
     # How to answer: "ok", "fail" (500), "redirect" (302), "slow" (sleeps `delay`), "huge"
-    # (200 with a body that never ends, trickled).
+    # (200 with a body that never ends, trickled), "chunked" (200 in chunks), "garbage" (not HTTP).
     mode: str = "ok"
     delay: float = 0.0
     received: list[Received] = field(default_factory=list)
@@ -90,6 +90,14 @@ def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
                 self.send_header("Location", "http://127.0.0.1:9/elsewhere")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+            elif receiver.mode == "chunked":  # the same 200 "thanks", in two chunks and a trailer
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"3;ext=1\r\ntha\r\n3\r\nnks\r\n0\r\nX-Trailer: yes\r\n\r\n")
+            elif receiver.mode == "garbage":  # not HTTP at all
+                self.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+                self.close_connection = True
             elif receiver.mode == "slow":
                 time.sleep(receiver.delay)
                 self._send(200, b"late")

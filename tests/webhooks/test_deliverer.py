@@ -58,6 +58,7 @@ class Setup:
         self.db, self.conn, self.clock, self.receiver, self.account_id = db, conn, clock, receiver, account_id
         self.hosts = Hosts(SHORT_HOST)
         self.deliverer: Deliverer | None = None
+        self.webhooks: list[str] = []  # the endpoints' ids, in the order made
 
     def start(self, **options) -> Deliverer:
         self.deliverer = Deliverer(
@@ -74,6 +75,7 @@ class Setup:
         body = CreateWebhook(url=self.receiver.url, events=events, **fields)
         row = endpoints.create_endpoint(self.conn, self.account_id, body, now=datetime.now(UTC), allow_private=True)
         self.receiver.secrets.append(secret_of(KEY, row["secret_nonce"]))
+        self.webhooks.append(row["public_id"])
         return row["public_id"]
 
     def link(self, url: str = "https://example.com/", **fields):
@@ -432,3 +434,15 @@ async def test_a_links_events_go_in_order_over_one_kept_alive_connection(setup: 
         ]
         assert deliverer.connections_opened == 1
         assert {item.headers["host"] for item in receiver.received} == {receiver.url.split("/")[2]}
+        # A chunked answer is read to its end (the log keeps it whole), and the connection kept;
+        # an answer that is not HTTP is a failure, and its connection is dropped.
+        for mode in ("chunked", "garbage"):
+            receiver.mode = mode
+            outbox.update_link(
+                setup.conn, setup.account_id, link.id, UpdateLink(title=mode), now=datetime.now(UTC), base=SHORT_HOST
+            )
+            await drain(deliverer)
+        chunked, garbage = reversed(setup.attempts(setup.webhooks[0])[:2])
+        assert chunked.ok and chunked.status == 200 and chunked.response == "thanks"
+        assert not garbage.ok and garbage.status is None and "not an HTTP/1.x answer" in garbage.response
+        assert deliverer.connections_opened == 1 and receiver.count() == 23
