@@ -157,7 +157,7 @@ class Deliverer:
         total = asyncio.Semaphore(TOTAL_CONCURRENCY)
         per_endpoint: dict[int, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(CONCURRENCY))
         own = await self.own()
-        signing = _Signing(self.key(), self.now_ms())
+        signing = _Signing(self.key())
         settled: list[tuple[Row, send.Outcome, int]] = []
         released: list[int] = []
         stop_at = time.monotonic() + ROUND_SECONDS
@@ -199,8 +199,8 @@ class Deliverer:
 class _Signing:
     """An endpoint's secrets, derived once per round rather than once per delivery."""
 
-    def __init__(self, key: bytes, now_ms: int):
-        self.key, self.now_ms = key, now_ms
+    def __init__(self, key: bytes):
+        self.key = key
         self._secrets: dict[tuple[int, str, str | None], list[str]] = {}
 
     def secrets(self, due: Row, now_ms: int) -> list[str]:
