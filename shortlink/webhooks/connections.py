@@ -201,10 +201,19 @@ def _failure(exc: BaseException) -> FetchError:
 class Connections:
     """Idle keep-alive connections by (scheme, host, port), shared by a deliverer's requests."""
 
-    def __init__(self, *, policy: AddressPolicy, resolve: Resolver, max_idle_per_target: int = 32):
+    def __init__(
+        self,
+        *,
+        policy: AddressPolicy,
+        resolve: Resolver,
+        max_idle_per_target: int = 32,
+        tls: ssl.SSLContext | None = None,
+    ):
+        """`tls`: the context of https connections (certificates verified against certifi's
+        authorities unless given)."""
         self.policy, self.resolve, self.max_idle = policy, resolve, max_idle_per_target
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls
         self.opened = 0  # connections opened so far (tests and benchmarks look)
 
     def _tls_context(self) -> ssl.SSLContext:
