@@ -1,7 +1,7 @@
-"""Keep-alive HTTP/1.1 connections for deliveries: a lean client over asyncio streams rather
-than httpx's pool, whose bookkeeping cost more than the requests at a thousand small POSTs a
-second, or h11, whose validation cost more than a third of a delivery's CPU
-(docs/benchmarks.md).
+"""Keep-alive HTTP/1.1 connections for deliveries: a lean client (h11 over asyncio streams)
+rather than httpx's pool, whose bookkeeping cost more than the requests at a thousand small
+POSTs a second (docs/benchmarks.md). h11 frames every byte: the request, the answer's head,
+its body (by length, chunks or until closed) and whether the connection may be kept.
 
 Every connection goes to an address checked when it is opened (fetcher.ssrf.checked_address,
 the fetcher's rules); it is reused for later deliveries to the same scheme, host and port for at
@@ -16,14 +16,16 @@ import asyncio
 import contextlib
 import ssl
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import certifi
+import h11
 
 from shortlink.fetcher.ssrf import AddressPolicy, FetchError, IPAddress, OwnService, Resolver, checked_address
 
 MAX_AGE_SECONDS = 60.0
 READ_CHUNK = 65536
+MAX_MESSAGE = 200  # of a failure's text in the log
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class Answer:
 
 
 class ProtocolError(Exception):
-    """An answer that is not HTTP/1.x as we read it."""
+    """An answer we cannot use beyond what h11 refuses (h11.RemoteProtocolError): none at all,
+    or an event a POST's answer never has."""
 
 
 class NoAnswer(ProtocolError):
@@ -51,27 +54,26 @@ class NoAnswer(ProtocolError):
     closed meanwhile, typically)."""
 
 
-# Answers without a body (RFC 9110 §6.4.1).
-NO_BODY = frozenset({204, 304})
+# h11's max_incomplete_event_size: an answer's head (or chunk line, or trailers) still
+# incomplete with more than this buffered is refused. h11 checks after each read, so what it
+# holds stays under this plus one READ_CHUNK.
 MAX_HEAD_BYTES = 16 * 1024
-MAX_CHUNK_LINE = 1024
 
 
-def _breaks(text: str) -> bool:
-    return "\r" in text or "\n" in text or "\0" in text
+def _client() -> h11.Connection:
+    return h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
 
 
 @dataclass(eq=False)
 class _Connection:
-    """One HTTP/1.1 connection, written and read by hand: our requests are always the same
-    shape (a POST with a known length, headers we made), and of the answer only the status,
-    a redirect's Location and the first bytes matter. Every read is bounded (the head, each
-    chunk line, the body up to the cap); anything unexpected closes the connection."""
+    """One HTTP/1.1 connection, framed by h11. Every read is bounded (h11's incomplete event
+    size, the body up to the cap); anything unexpected closes the connection."""
 
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     address: IPAddress
     opened: float
+    protocol: h11.Connection = field(default_factory=_client)
     reusable: bool = False  # after an answer read to its end, with the connection kept open
 
     def close(self) -> None:
@@ -84,117 +86,50 @@ class _Connection:
 
     async def exchange(self, target: Target, headers: list[tuple[str, str]], body: bytes, cap: int) -> Answer:
         self.reusable = False
-        if any(_breaks(text) for pair in headers for text in pair) or _breaks(target.path):
-            raise ProtocolError("a line break in a header")  # never: our own values, checked anyway
-        lines = [f"POST {target.path} HTTP/1.1", *(f"{name}: {value}" for name, value in headers)]
-        head = "\r\n".join([*lines, f"Content-Length: {len(body)}", "", ""])
-        self.writer.write(head.encode("latin-1") + body)
+        protocol = self.protocol
+        request = h11.Request(method="POST", target=target.path, headers=[*headers, ("Content-Length", str(len(body)))])
+        self.writer.write(
+            protocol.send(request) + protocol.send(h11.Data(data=body)) + protocol.send(h11.EndOfMessage())
+        )
         await self.writer.drain()
+        status, location, answer, received = 0, None, bytearray(), False
         while True:
-            version, status, fields = await self._head()
-            if not 100 <= status < 200:
+            event = protocol.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.reader.read(READ_CHUNK)
+                if not data and not received:
+                    raise NoAnswer("the connection closed without an answer")
+                received = True
+                protocol.receive_data(data)  # b"": the receiver closed; h11 says what that means
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                location = next((v.decode("latin-1") for k, v in event.headers if k == b"location"), None)
+            elif isinstance(event, h11.Data):
+                answer += event.data
+                if len(answer) > cap:  # the rest is dropped with the connection
+                    self.close()
+                    return Answer(status, location, bytes(answer[:cap]))
+            elif isinstance(event, h11.EndOfMessage):
                 break
-            if status == 101:
-                raise ProtocolError("101 Switching Protocols")
-            # 1xx (100 Continue, 103 Early Hints): the final answer follows.
-        answer, complete = await self._body(status, fields, cap)
-        keep = version == b"HTTP/1.1" and "close" not in fields.get("connection", "").lower()
-        self.reusable = complete and keep
+            elif not isinstance(event, h11.InformationalResponse):  # 1xx: the final answer follows
+                raise ProtocolError(f"unexpected {type(event).__name__} in an answer")
+        # Kept only if h11 says both sides may go on (HTTP/1.1, no "Connection: close") and the
+        # receiver sent nothing past its answer.
+        if protocol.our_state is h11.DONE and protocol.their_state is h11.DONE:
+            protocol.start_next_cycle()
+            self.reusable = not protocol.trailing_data[0]
         if not self.reusable:
             self.close()
-        return Answer(status, fields.get("location"), answer)
-
-    async def _head(self) -> tuple[bytes, int, dict[str, str]]:
-        try:
-            data = await self.reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if not exc.partial:
-                raise NoAnswer("the connection closed without an answer") from None
-            raise ProtocolError("a cut answer") from None
-        except asyncio.LimitOverrunError:
-            raise ProtocolError("an answer's head over 64 KiB") from None
-        if len(data) > MAX_HEAD_BYTES:
-            raise ProtocolError("an answer's head over 16 KiB")
-        status_line, *header_lines = data[:-4].split(b"\r\n")
-        version, _, rest = status_line.partition(b" ")
-        code = rest[:3]
-        if version not in (b"HTTP/1.1", b"HTTP/1.0") or len(code) != 3 or not code.isdigit():
-            raise ProtocolError(f"not an HTTP/1.x answer: {status_line[:40]!r}")
-        fields: dict[str, str] = {}
-        for line in header_lines:
-            name, colon, value = line.partition(b":")
-            if not colon or not name or name != name.strip():
-                raise ProtocolError("a malformed header line")
-            key, text = name.decode("latin-1").lower(), value.strip().decode("latin-1")
-            if key in fields and key == "content-length" and fields[key] != text:
-                raise ProtocolError("two different Content-Lengths")
-            fields[key] = f"{fields[key]}, {text}" if key in fields and key != "content-length" else text
-        return version, int(code), fields
-
-    async def _body(self, status: int, fields: dict[str, str], cap: int) -> tuple[bytes, bool]:
-        """Up to `cap` bytes of the body, and whether it was read to its end (the connection
-        then at the next answer's start)."""
-        if status in NO_BODY:
-            return b"", True
-        if "transfer-encoding" in fields:
-            if fields["transfer-encoding"].lower().replace(" ", "") != "chunked":
-                return await self._until_closed(cap), False
-            return await self._chunked(cap)
-        if "content-length" in fields:
-            length = fields["content-length"]
-            if not length.isdigit():
-                raise ProtocolError("an invalid Content-Length")
-            wanted = int(length)
-            data = await self.reader.readexactly(min(wanted, cap))
-            return data, wanted <= cap
-        return await self._until_closed(cap), False
-
-    async def _chunked(self, cap: int) -> tuple[bytes, bool]:
-        answer = bytearray()
-        while True:
-            line = await self._line()
-            size_text = line.split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise ProtocolError("an invalid chunk size") from None
-            if size < 0:
-                raise ProtocolError("an invalid chunk size")
-            if size == 0:
-                while await self._line():  # trailers, up to the empty line
-                    pass
-                return bytes(answer), True
-            if len(answer) + size > cap:
-                answer += await self.reader.readexactly(cap - len(answer))
-                return bytes(answer), False
-            answer += await self.reader.readexactly(size)
-            if await self._line():
-                raise ProtocolError("a chunk longer than its size")
-
-    async def _line(self) -> bytes:
-        try:
-            line = await self.reader.readuntil(b"\r\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            raise ProtocolError("a cut or overlong chunk line") from None
-        if len(line) > MAX_CHUNK_LINE:
-            raise ProtocolError("an overlong chunk line")
-        return line[:-2]
-
-    async def _until_closed(self, cap: int) -> bytes:
-        answer = bytearray()
-        while len(answer) < cap:
-            chunk = await self.reader.read(min(READ_CHUNK, cap - len(answer)))
-            if not chunk:
-                break
-            answer += chunk
-        return bytes(answer)
+        return Answer(status, location, bytes(answer))
 
 
 def _failure(exc: BaseException) -> FetchError:
     if isinstance(exc, ProtocolError):
         return FetchError(str(exc))
-    if isinstance(exc, asyncio.IncompleteReadError):
-        return FetchError("the answer was cut short")
+    if isinstance(exc, h11.RemoteProtocolError):
+        return FetchError(f"not a valid HTTP/1.1 answer: {exc}"[:MAX_MESSAGE])
+    if isinstance(exc, h11.LocalProtocolError):  # never: our own values, checked by h11 anyway
+        return FetchError(f"cannot write the request: {exc}"[:MAX_MESSAGE])
     return FetchError(f"{type(exc).__name__}: {exc}".rstrip(": "))
 
 
@@ -256,12 +191,12 @@ class Connections:
                 return await self._use(key, connection, target, headers, body, max_answer)
             except (OSError, NoAnswer):
                 pass  # a stale keep-alive connection: once more on a new one
-            except (ProtocolError, asyncio.IncompleteReadError) as exc:
+            except (ProtocolError, h11.ProtocolError) as exc:
                 raise _failure(exc) from None
         connection = await self._open(target, own)
         try:
             return await self._use(key, connection, target, headers, body, max_answer)
-        except (OSError, ProtocolError, asyncio.IncompleteReadError) as exc:
+        except (OSError, ProtocolError, h11.ProtocolError) as exc:
             raise _failure(exc) from None
 
     async def _use(

@@ -444,5 +444,6 @@ async def test_a_links_events_go_in_order_over_one_kept_alive_connection(setup: 
             await drain(deliverer)
         chunked, garbage = reversed(setup.attempts(setup.webhooks[0])[:2])
         assert chunked.ok and chunked.status == 200 and chunked.response == "thanks"
-        assert not garbage.ok and garbage.status is None and "not an HTTP/1.x answer" in garbage.response
+        assert not garbage.ok and garbage.status is None
+        assert garbage.response.startswith("not a valid HTTP/1.1 answer: illegal status line")
         assert deliverer.connections_opened == 1 and receiver.count() == 23
