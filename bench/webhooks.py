@@ -1,8 +1,11 @@
 """Webhooks and the redirect path: the one-hot-link redirect ratio to a bare 302 with an endpoint
 subscribed to link.clicked, side by side with none; then 1,000 human clicks a second with that
-endpoint: whether every click's event is delivered as it comes, without the outbox growing.
+endpoint, on a fresh database each: all on one link, then spread over --paced-links links;
+whether every click's event is delivered as it comes, without the outbox growing. (A link's
+events go out one after another, so one link's rate is bound by the receiver's round trip.)
 
-Run: .venv/bin/python -m bench.webhooks [--rounds 3] [--seconds 5] [--rate 1000] [--paced-seconds 20].
+Run: .venv/bin/python -m bench.webhooks [--rounds 3] [--seconds 5] [--rate 1000] [--paced-seconds 20]
+[--paced-links 50] [--paced-only].
 Needs wrk. The receiver is a separate process on 127.0.0.1 answering 204 at once (so the
 installation runs with [fetcher] allow_private_addresses for it).
 """
@@ -10,6 +13,7 @@ installation runs with [fetcher] allow_private_addresses for it).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import statistics
@@ -79,27 +83,31 @@ def received(port: int) -> int:
         return int(response.read())
 
 
-def seed(location: str, receiver_port: int | None) -> str:
-    """An account with one link (the hot link), and when given, an endpoint subscribed to its clicks."""
+def seed(location: str, receiver_port: int | None, links: int = 1) -> list[str]:
+    """An account with `links` links (the first is the hot link), and when given, an endpoint
+    subscribed to their clicks. Returns their short codes."""
     conn = connect(location)
     accounts.create_key(conn, "bench@example.com")
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
     hosts = Hosts("http://127.0.0.1:8000")
-    link = service.create_link(
-        conn,
-        account_id,
-        CreateLink(original_url="https://example.com/landing", title="Bench"),
-        is_ours=hosts.is_ours,
-        base=hosts.short_host,
-        daily_limit=1,
-        now=datetime.now(UTC),
-        fetch_title=False,
-    )
+    codes = [
+        service.create_link(
+            conn,
+            account_id,
+            CreateLink(original_url=f"https://example.com/landing/{number}", title="Bench"),
+            is_ours=hosts.is_ours,
+            base=hosts.short_host,
+            daily_limit=links,
+            now=datetime.now(UTC),
+            fetch_title=False,
+        ).short_code
+        for number in range(links)
+    ]
     if receiver_port is not None:
         body = CreateWebhook(url=f"http://127.0.0.1:{receiver_port}/hooks", events=["link.clicked"])
         endpoints.create_endpoint(conn, account_id, body, now=datetime.now(UTC), allow_private=True)
     conn.close()
-    return link.short_code
+    return codes
 
 
 def outbox_sizes(location: str) -> tuple[int, int]:
@@ -111,8 +119,9 @@ def outbox_sizes(location: str) -> tuple[int, int]:
         conn.close()
 
 
-def paced_run(args, work: Path, location: str, code: str, receiver_port: int) -> dict:
-    """`args.rate` human clicks a second for `args.paced_seconds`, the outbox sampled every second."""
+def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: int) -> dict:
+    """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
+    `codes` in turn, the outbox and the receiver's count sampled every second."""
     port = free_port()
     config = work / "paced.toml"
     config.write_text(
@@ -137,32 +146,69 @@ def paced_run(args, work: Path, location: str, code: str, receiver_port: int) ->
         sampler = threading.Thread(target=sample)
         before = received(receiver_port)
         sampler.start()
-        connections = 16
-        run = wrk(
-            f"http://127.0.0.1:{port}/l/{code}",
-            args.paced_seconds,
-            connections,
-            paced_script(work, args.rate, connections),
-        )
+        # wrk paces by a delay per connection, and each answer's latency comes on top: with more
+        # connections (each waiting longer) the latency costs less of the rate asked for.
+        connections = 64
+        script = paced_script(work, args.rate, connections)
+        if len(codes) > 1:  # each request the next link's code
+            paths = ", ".join(f'"/l/{code}"' for code in codes)
+            with script.open("a") as lua:
+                lua.write(f"paths = {{{paths}}}\nturn = 0\n")
+                lua.write("function request() turn = turn + 1 return wrk.format(nil, paths[turn % #paths + 1]) end\n")
+        run = wrk(f"http://127.0.0.1:{port}/l/{codes[0]}", args.paced_seconds, connections, script)
         done.set()
         sampler.join()
         at_end = received(receiver_port) - before
         ended = time.monotonic()
-        left = clicks(location) - args.clicks_before - at_end
+        left = clicks(location) - at_end
         while left > 0 and time.monotonic() < ended + CATCH_UP_SECONDS:
             time.sleep(0.2)
-            left = clicks(location) - args.clicks_before - (received(receiver_port) - before)
+            left = clicks(location) - (received(receiver_port) - before)
         caught_up = time.monotonic() - ended
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-    return {"wrk": run, "samples": samples, "delivered_during": at_end, "caught_up": caught_up, "left": left}
+    return {
+        "wrk": run,
+        "samples": samples,
+        "before": before,
+        "delivered_during": at_end,
+        "caught_up": caught_up,
+        "left": left,
+        "links": len(codes),
+    }
+
+
+def report_paced(args, paced: dict) -> None:
+    run, samples = paced["wrk"], paced["samples"]
+    print(
+        f"paced, clicks on {paced['links']} link(s): {run['rps']:.0f} human clicks/s for {args.paced_seconds} s "
+        f"(p99 {run['p99']:.2f} ms), {paced['delivered_during']} events delivered during the run "
+        f"({paced['delivered_during'] / args.paced_seconds:.0f}/s), "
+        + (
+            f"all delivered {paced['caught_up']:.1f} s after it ended"
+            if paced["left"] <= 0
+            else f"{paced['left']} of its clicks still undelivered {CATCH_UP_SECONDS} s after it ended"
+        )
+    )
+    counts = [paced["before"]] + [sample[3] for sample in samples]
+    per_second = [later - earlier for earlier, later in itertools.pairwise(counts)]
+    outbox = [sample[1] + sample[2] for sample in samples]
+    print(
+        f"  delivered each second: median {statistics.median(per_second) if per_second else 0:.0f}, "
+        f"min {min(per_second, default=0)}, max {max(per_second, default=0)}; outbox (events waiting + "
+        f"deliveries pending) each second: {outbox}"
+    )
 
 
 def main() -> int:
     parser = wrk_arguments(__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="human clicks a second in the paced phase")
     parser.add_argument("--paced-seconds", type=int, default=20)
+    parser.add_argument(
+        "--paced-links", type=int, default=50, help="the second paced run spreads its clicks over this many links"
+    )
+    parser.add_argument("--paced-only", action="store_true", help="skip the redirect ratio rounds")
     args = parser.parse_args()
     args.server, args.access_log, args.backend = "uvicorn", False, "sqlite"
     if not have_wrk():
@@ -174,16 +220,19 @@ def main() -> int:
     try:
         time.sleep(0.5)
         plain, hooked = str(work / "plain.db"), str(work / "hooked.db")
-        plain_code, hooked_code = seed(plain, None), seed(hooked, receiver_port)
         results = {}
-        for name, location, code in (
-            ("no endpoint", plain, plain_code),
-            ("endpoint on link.clicked", hooked, hooked_code),
-        ):
-            rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
-            results[name] = (rounds, exact)
-        args.clicks_before = clicks(hooked)
-        paced = paced_run(args, work, hooked, hooked_code, receiver_port)
+        if not args.paced_only:
+            plain_code, hooked_code = seed(plain, None)[0], seed(hooked, receiver_port)[0]
+            for name, location, code in (
+                ("no endpoint", plain, plain_code),
+                ("endpoint on link.clicked", hooked, hooked_code),
+            ):
+                rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
+                results[name] = (rounds, exact)
+        paced_runs = []
+        for links in (1, args.paced_links):
+            location = str(work / f"paced-{links}.db")
+            paced_runs.append(paced_run(args, work, location, seed(location, receiver_port, links), receiver_port))
     finally:
         receiver.terminate()
         receiver.wait()
@@ -194,23 +243,8 @@ def main() -> int:
             f"{name}: bare 302 {bare:.0f} req/s, /l/<code> + click {redirect:.0f} req/s, "
             f"ratio {redirect / bare:.1%} (target >= 85%); exact phase {exact}/2000 clicks recorded"
         )
-    run = paced["wrk"]
-    print(
-        f"paced: {run['rps']:.0f} human clicks/s for {args.paced_seconds} s (p99 {run['p99']:.2f} ms), "
-        f"{paced['delivered_during']} events delivered during the run, "
-        + (
-            f"all delivered {paced['caught_up']:.1f} s after it ended"
-            if paced["left"] <= 0
-            else f"{paced['left']} of its clicks still undelivered {CATCH_UP_SECONDS} s after it ended"
-        )
-    )
-    waiting = [sample[1] for sample in paced["samples"]]
-    pending = [sample[2] for sample in paced["samples"]]
-    print(
-        f"outbox each second: events waiting max {max(waiting, default=0)}, median "
-        f"{statistics.median(waiting) if waiting else 0}; deliveries pending max {max(pending, default=0)}, "
-        f"first {pending[:1]}, last {pending[-1:]}"
-    )
+    for paced in paced_runs:
+        report_paced(args, paced)
     return 0
 
 

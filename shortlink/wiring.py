@@ -26,7 +26,7 @@ from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
 from shortlink.app.visits import Visits
 from shortlink.app.webhooks import Webhooks
 from shortlink.config import Config, ConfigError, PublicConfig
-from shortlink.fetcher.ssrf import OwnService, address_policy, own_host_entries
+from shortlink.fetcher.ssrf import OwnServiceResolver, address_policy, system_resolver
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
 from shortlink.links.public import blocked_hosts
@@ -190,9 +190,8 @@ class Services:
         def key() -> bytes:
             return webhook_key(self._cookie_secret)
 
-        async def own() -> OwnService:  # never delivered to this service itself
-            return OwnService(own_host_entries(self.hosts.all()))
-
+        # Never delivered to this service itself: its hosts, their addresses, its listening port.
+        own = OwnServiceResolver(self.hosts.all, system_resolver, listen=(config.server.host, config.server.port))
         deliverer = Deliverer(
             self.db,
             key=key,

@@ -10,9 +10,11 @@ check and the connection therefore cannot redirect the fetch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import ssl
+import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -146,6 +148,55 @@ async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnS
                 f"refused: {host} resolves to {address}, an address of this service itself", permanent=True
             )
     return addresses[0]
+
+
+class OwnServiceResolver:
+    """This service as a destination to refuse: its hosts (`own_hosts()`, "host[:port]" entries,
+    asked each time since custom domains come and go) with the addresses they resolve to,
+    looked up again every `ttl` seconds rather than per request; and `listen`, the address and
+    port the server listens on. A server listening on every interface (0.0.0.0 or ::) is
+    reached on its port over loopback too; its other interfaces' addresses are not known here
+    (the usual setup puts a proxy in front, whose names are among the hosts)."""
+
+    def __init__(
+        self,
+        own_hosts: Callable[[], Iterable[str]],
+        resolve: Resolver,
+        *,
+        listen: tuple[str, int] | None = None,
+        ttl: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.own_hosts, self.resolve, self.ttl, self.clock = own_hosts, resolve, ttl, clock
+        self.listen = listen
+        self._resolved: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # name -> (until, addresses)
+        self._lock = asyncio.Lock()  # requests starting together resolve the hosts once
+
+    async def __call__(self) -> OwnService:
+        entries = set(self.own_hosts())
+        loopback: set[tuple[IPAddress, int | None]] = set()
+        if self.listen is not None:
+            host, port = self.listen
+            entries.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+            with contextlib.suppress(ValueError):
+                if ipaddress.ip_address(host).is_unspecified:
+                    loopback = {(ipaddress.ip_address("127.0.0.1"), port), (ipaddress.ip_address("::1"), port)}
+        hosts = own_host_entries(entries)
+        async with self._lock:
+            now = self.clock()
+            fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # only names still ours
+            for name in {name for name, _ in hosts}:
+                until, addresses = self._resolved.get(name, (0.0, frozenset()))
+                if until <= now:
+                    try:
+                        addresses = frozenset(map(address_key, await self.resolve(name, 0)))
+                    except (OSError, ValueError):  # a name that doesn't resolve has no address to refuse
+                        addresses = frozenset()
+                    until = now + self.ttl
+                fresh[name] = (until, addresses)
+            self._resolved = fresh
+        resolved = {(address, port) for name, port in hosts for address in fresh[name][1]}
+        return OwnService(hosts, frozenset(resolved | loopback))
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,10 @@ from shortlink.config import FetcherConfig
 from shortlink.fetcher.page import parse_preview
 from shortlink.fetcher.ssrf import (
     FetchError,
-    IPAddress,
-    OwnService,
+    OwnServiceResolver,
     Resolver,
-    address_key,
     address_policy,
     fetch_html,
-    own_host_entries,
     system_resolver,
     tls_context,
 )
@@ -66,10 +63,10 @@ class TitleFetcher:
         since custom domains come and go. `resolver` resolves every host name."""
         self.db, self.config = db, config
         self._on_saved = on_saved
-        self._own_hosts = own_hosts
+        # The own hosts' addresses are resolved by the fetches' own resolver (an address it
+        # gives for our name is one a link's host could resolve to).
+        self._own_service = OwnServiceResolver(own_hosts, resolver, ttl=OWN_ADDRESSES_SECONDS)
         self._resolve = resolver
-        self._own_addresses: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # host -> (until, addresses)
-        self._own_lock = asyncio.Lock()  # fetches starting together resolve the own hosts once
         self._policy = address_policy(config.allow_private_addresses)
         self._retry_base_seconds = retry_base_seconds
         self._wake = asyncio.Event()
@@ -173,25 +170,6 @@ class TitleFetcher:
         )
         if code is not None and self._on_saved is not None:
             self._on_saved(code)
-
-    async def _own_service(self) -> OwnService:
-        """The own hosts now, and their addresses, resolved by the fetches' own resolver
-        (an address it gives for our name is one a link's host could resolve to)."""
-        hosts = own_host_entries(self._own_hosts())
-        async with self._own_lock:
-            now = time.monotonic()
-            fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # only hosts still ours
-            for name in {name for name, _ in hosts}:
-                until, addresses = self._own_addresses.get(name, (0.0, frozenset()))
-                if until <= now:
-                    try:
-                        addresses = frozenset(map(address_key, await self._resolve(name, 0)))
-                    except (OSError, ValueError):  # a name that doesn't resolve has no address to refuse
-                        addresses = frozenset()
-                    until = now + OWN_ADDRESSES_SECONDS
-                fresh[name] = (until, addresses)
-            self._own_addresses = fresh
-        return OwnService(hosts, frozenset((address, port) for name, port in hosts for address in fresh[name][1]))
 
     async def _failed(self, fetch: store.DueFetch, reason: str, *, permanent: bool) -> None:
         delay = self._retry_base_seconds * 2**fetch.attempts

@@ -218,3 +218,11 @@ def links_after(conn: Connection, account_id: int, after_id: int, limit: int) ->
     return conn.execute(
         "SELECT * FROM links WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", (account_id, after_id, limit)
     ).fetchall()
+
+
+def links_by_rowids(conn: Connection, link_ids: Sequence[int]) -> dict[int, Row]:
+    """Links by internal id, many at once (the webhook deliverer's fan-out of click events)."""
+    if not link_ids:
+        return {}
+    marks = ", ".join("?" * len(link_ids))
+    return {row["id"]: row for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", tuple(link_ids))}

@@ -3,9 +3,9 @@
 Events are inserted by the transaction of the change that causes them (a link write, an
 import's row, a click batch: see storage.clicks), so a rolled-back change leaves none. The
 deliverer then fans each event out to a delivery per matching endpoint (`waiting_events`,
-`add_delivery`), claims due deliveries under a lease (`claim_due`: on PostgreSQL with
-FOR UPDATE SKIP LOCKED, so that several processes never take the same one) and records
-every attempt.
+`add_deliveries`), claims due deliveries under a lease (`claim_due`: each link's in order; on
+PostgreSQL the claims of several processes take turns, so that they never take the same one)
+and records every attempt.
 """
 
 from __future__ import annotations
@@ -163,22 +163,28 @@ def event_count(conn: Connection) -> int:
     return conn.execute("SELECT count(*) FROM webhook_events").fetchone()[0]
 
 
-def finish_dispatch(conn: Connection, event_id: int, data: str | None, link_tags: str | None) -> None:
-    if data is None:
-        conn.execute("UPDATE webhook_events SET dispatched = 1 WHERE id = ?", (event_id,))
-    else:
-        conn.execute(
-            "UPDATE webhook_events SET dispatched = 1, data = ?, link_tags = ? WHERE id = ?",
-            (data, link_tags, event_id),
-        )
+def finish_dispatches(conn: Connection, plain: Sequence[int], completed: Sequence[tuple[str, str, int]]) -> None:
+    """Mark events fanned out: `plain` as they are, `completed` as (data, link tags, id) with the
+    data and tags dispatch gave them (a click's link)."""
+    if plain:
+        marks = ", ".join("?" * len(plain))
+        conn.execute(f"UPDATE webhook_events SET dispatched = 1 WHERE id IN ({marks})", tuple(plain))
+    if completed:
+        conn.executemany("UPDATE webhook_events SET dispatched = 1, data = ?, link_tags = ? WHERE id = ?", completed)
 
 
 def add_delivery(conn: Connection, event_id: int, endpoint_id: int, now_ms: int) -> None:
-    conn.execute(
-        "INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_ms) VALUES (?, ?, 'pending', ?)"
-        " ON CONFLICT (endpoint_id, event_id) DO NOTHING",
-        (event_id, endpoint_id, now_ms),
-    )
+    add_deliveries(conn, [(event_id, endpoint_id, now_ms)])
+
+
+def add_deliveries(conn: Connection, deliveries: Sequence[tuple[int, int, int]]) -> None:
+    """(event id, endpoint id, first attempt at) each; one that exists already is left as it is."""
+    if deliveries:
+        conn.executemany(
+            "INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_ms)"
+            " VALUES (?, ?, 'pending', ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING",
+            deliveries,
+        )
 
 
 def event_of_account(conn: Connection, account_id: int, public_id: str) -> Row | None:
@@ -198,26 +204,36 @@ _DUE_COLUMNS = (
 )
 
 
+# pg_advisory_xact_lock key of the claims: any constant shared by every process.
+CLAIM_LOCK = 38_0015
+
+
 def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
-    """Take up to `limit` due deliveries of enabled endpoints, at most `per_link` of each
-    endpoint's change events of one link (clicks, and events without a link, each on its own:
-    they need no order among themselves),
-    oldest event first, leasing them until `now_ms + lease_ms`: no other deliverer takes them
-    meanwhile, and a deliverer that dies holding them only delays them until the lease ends
-    (at-least-once). On PostgreSQL rows another process is claiming are skipped, not waited for."""
-    lock = " FOR UPDATE SKIP LOCKED" if on_postgres(conn) else ""
+    """Take up to `limit` due deliveries of enabled endpoints, leasing them until
+    `now_ms + lease_ms`: no other deliverer takes them meanwhile, and a deliverer that dies
+    holding them only delays them until the lease ends (at-least-once).
+
+    Each endpoint's deliveries of one link form a queue in the order of their events (an event
+    without a link is a queue of its own): only its head and the deliveries right after it are
+    taken, up to `per_link`, and only while none before them waits for a retry or is leased by
+    a deliverer. So a link's events go out one after another, in order, never side by side,
+    and one that fails holds back the later ones until it succeeds or fails for good. Oldest
+    event first. On PostgreSQL the claims of several processes take turns (a transaction
+    advisory lock), so each sees the leases the one before it took."""
+    postgres = on_postgres(conn)
     with transaction(conn):
+        if postgres:
+            conn.execute("SELECT pg_advisory_xact_lock(?)", (CLAIM_LOCK,))
         ids = [
             row[0]
             for row in conn.execute(
-                "SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM (SELECT d.id, row_number() OVER"
-                " (PARTITION BY d.endpoint_id, CASE WHEN e.type = 'link.clicked' THEN -e.id"
-                " ELSE coalesce(e.link_id, -e.id) END ORDER BY d.event_id, d.id) AS n"
+                "SELECT id FROM (SELECT d.id, d.event_id, row_number() OVER queue AS n,"
+                " sum(CASE WHEN d.next_attempt_ms > ? OR d.lease_until_ms > ? THEN 1 ELSE 0 END) OVER queue AS held"
                 " FROM webhook_deliveries AS d JOIN webhook_endpoints AS p ON p.id = d.endpoint_id"
-                " JOIN webhook_events AS e ON e.id = d.event_id WHERE d.state = 'pending'"
-                " AND d.next_attempt_ms <= ? AND d.lease_until_ms <= ? AND p.is_enabled = 1) AS ranked WHERE n <= ?)"
-                f" AND lease_until_ms <= ? ORDER BY event_id, id LIMIT ?{lock}",
-                (now_ms, now_ms, per_link, now_ms, limit),
+                " JOIN webhook_events AS e ON e.id = d.event_id WHERE d.state = 'pending' AND p.is_enabled = 1"
+                " WINDOW queue AS (PARTITION BY d.endpoint_id, coalesce(e.link_id, -e.id) ORDER BY d.event_id, d.id"
+                " ROWS UNBOUNDED PRECEDING)) AS ranked WHERE held = 0 AND n <= ? ORDER BY event_id, id LIMIT ?",
+                (now_ms, now_ms, per_link, limit),
             ).fetchall()
         ]
         if not ids:
@@ -233,11 +249,31 @@ def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link
         ).fetchall()
 
 
-def record_attempt(conn: Connection, attempt: dict[str, Any]) -> None:
-    columns = ", ".join(attempt)
-    conn.execute(
-        f"INSERT INTO webhook_attempts ({columns}) VALUES ({', '.join('?' * len(attempt))})", tuple(attempt.values())
-    )
+def release(conn: Connection, delivery_ids: Sequence[int]) -> None:
+    """Give claimed deliveries back unsent (a round's time ran out, or one before them failed)."""
+    if delivery_ids:
+        marks = ", ".join("?" * len(delivery_ids))
+        conn.execute(f"UPDATE webhook_deliveries SET lease_until_ms = 0 WHERE id IN ({marks})", tuple(delivery_ids))
+
+
+def record_attempts(conn: Connection, attempts: Sequence[dict[str, Any]]) -> None:
+    """Attempts with the same keys each."""
+    if attempts:
+        columns = ", ".join(attempts[0])
+        conn.executemany(
+            f"INSERT INTO webhook_attempts ({columns}) VALUES ({', '.join('?' * len(attempts[0]))})",
+            [tuple(attempt.values()) for attempt in attempts],
+        )
+
+
+def settle_successes(conn: Connection, succeeded: Sequence[tuple[int, int, int]]) -> None:
+    """(attempts, at, delivery id) each: delivered."""
+    if succeeded:
+        conn.executemany(
+            "UPDATE webhook_deliveries SET state = 'succeeded', attempts = ?, next_attempt_ms = ?, lease_until_ms = 0"
+            " WHERE id = ?",
+            succeeded,
+        )
 
 
 def settle_delivery(

@@ -4,7 +4,9 @@ endpoints, sends due deliveries and records every attempt.
 Several processes may run one each (PostgreSQL): a delivery is claimed under a lease
 (storage.webhooks.claim_due), so each is sent by one of them at a time. Delivery is
 at-least-once: a process killed between sending and recording sends that delivery again
-once its lease is over, with the same `webhook-id` for the receiver to deduplicate.
+once its lease is over, with the same `webhook-id` for the receiver to deduplicate. An
+endpoint's events of one link go one after another, in order (claim_due takes only the head of
+each link's queue and those right after it; a round stops a queue at its first failure).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-import httpx
 import msgspec
 
-from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_resolver, tls_context
+from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_resolver
 from shortlink.storage import Database, Row
 from shortlink.times import to_iso
 from shortlink.webhooks import outbox, send
-from shortlink.webhooks.events import CLICKED, EventBody
+from shortlink.webhooks.connections import Connections
+from shortlink.webhooks.events import EventBody
 from shortlink.webhooks.secrets import signature_header
 
 log = logging.getLogger("shortlink.webhooks")
@@ -33,14 +35,17 @@ POLL_SECONDS = 1.0
 EXPIRY_SWEEP_SECONDS = 5.0
 RETENTION_SWEEP_SECONDS = 3600.0
 RETENTION_CHUNK = 5000
-# Deliveries claimed per round: up to PER_LINK of an endpoint's change events of one link, sent
-# one after another in the order of their events; clicks, other links' and other endpoints'
-# side by side, up to
-# CONCURRENCY at once. A claim's lease covers the longest a round can take at the timeout per
-# delivery, so a delivery left by a killed process goes out again within about a minute.
-CLAIM_BATCH = 128
-CONCURRENCY = 32
-PER_LINK = 2
+# Deliveries claimed per round, and at most PER_LINK of an endpoint's deliveries of one link
+# (storage.webhooks.claim_due): those are sent one after another in the order of their events,
+# other links' side by side, up to CONCURRENCY requests at once to one endpoint and
+# TOTAL_CONCURRENCY in all. No request of a round starts after ROUND_SECONDS: the rest go back
+# unsent. The lease covers a round and one timeout, so a delivery left by a killed process goes
+# out again within about a minute.
+CLAIM_BATCH = 2000
+PER_LINK = 500
+CONCURRENCY = 16
+TOTAL_CONCURRENCY = 64
+ROUND_SECONDS = 15.0
 LEASE_MARGIN_SECONDS = 10.0
 
 
@@ -69,8 +74,7 @@ class Deliverer:
         `on_disabled()`: after an endpoint was disabled (the subscriber sets change)."""
         self.db, self.key, self.base_for, self.policy, self.own = db, key, base_for, policy, own
         self.clock, self.resolve, self.timeout, self.poll_seconds = clock, resolve, timeout, poll_seconds
-        rounds = CLAIM_BATCH // CONCURRENCY + PER_LINK
-        self.lease_ms = int((lease_seconds or rounds * timeout + LEASE_MARGIN_SECONDS) * 1000)
+        self.lease_ms = int((lease_seconds or ROUND_SECONDS + timeout + LEASE_MARGIN_SECONDS) * 1000)
         self.on_disabled = on_disabled
         # Run before every round (the subscriber set is refreshed so, for changes made by
         # the CLI or another process).
@@ -78,28 +82,23 @@ class Deliverer:
         self.sent = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._connections: Connections | None = None
         self._next_expiry_sweep = 0.0
         self._next_retention_sweep = 0.0
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
+    @property
+    def connections_opened(self) -> int:
+        return 0 if self._connections is None else self._connections.opened
+
     def notify(self) -> None:
         """New events or due deliveries: look now rather than at the next poll."""
         self._wake.set()
 
     async def start(self) -> None:
-        # httpx logs every request at INFO: thousands a second of click events. Every attempt
-        # is in the delivery log (webhook_attempts) instead.
-        logging.getLogger("httpx").setLevel(logging.WARNING)
-        self._client = httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,
-            verify=tls_context(),
-            timeout=self.timeout,
-            limits=httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY),
-        )
+        self._connections = Connections(policy=self.policy, resolve=self.resolve, max_idle_per_target=CONCURRENCY)
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
@@ -108,9 +107,9 @@ class Deliverer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._connections is not None:
+            await self._connections.aclose()
+            self._connections = None
 
     async def _run(self) -> None:
         while True:
@@ -140,51 +139,75 @@ class Deliverer:
         handled = await self.db.write(outbox.dispatch, self.now_ms(), self.base_for)
         due = await self.db.write(outbox.claim, self.now_ms(), self.lease_ms, CLAIM_BATCH, PER_LINK)
         if due:
-            await self._send_all(due)
+            # The next events are fanned out (in the database's thread) while these are sent.
+            dispatching = asyncio.create_task(self.db.write(outbox.dispatch, self.now_ms(), self.base_for))
+            try:
+                await self._send_all(due)
+            finally:
+                handled += await dispatching
         return handled + len(due)
 
     async def _send_all(self, due: list[Row]) -> None:
-        """Each link's change events to an endpoint one after another, in the order of their
-        events (clicks side by side); the attempts of the round recorded together, in one write."""
-        chains: dict[tuple[int, int], list[Row]] = defaultdict(list)
+        """Each endpoint's deliveries of one link one after another, in the order of their events,
+        stopping at the first failure (the rest wait for its retry); different links' side by
+        side. The attempts of the round recorded together, in one write."""
+        queues: dict[tuple[int, int], list[Row]] = defaultdict(list)
         for row in due:
-            ordered = row["link_id"] is not None and row["type"] != CLICKED
-            link = row["link_id"] if ordered else -row["delivery_id"]
-            chains[row["endpoint_id"], link].append(row)
-        slots = asyncio.Semaphore(CONCURRENCY)
+            link = row["link_id"] if row["link_id"] is not None else -row["delivery_id"]
+            queues[row["endpoint_id"], link].append(row)
+        total = asyncio.Semaphore(TOTAL_CONCURRENCY)
+        per_endpoint: dict[int, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(CONCURRENCY))
+        own = await self.own()
+        signing = _Signing(self.key())
         settled: list[tuple[Row, send.Outcome, int]] = []
+        released: list[int] = []
+        stop_at = time.monotonic() + ROUND_SECONDS
 
         async def in_order(rows: list[Row]) -> None:
-            for row in rows:
-                async with slots:
-                    settled.append((row, await self._deliver(row), self.now_ms()))
+            slots = per_endpoint[rows[0]["endpoint_id"]]
+            for index, row in enumerate(rows):
+                if time.monotonic() > stop_at:
+                    released.extend(later["delivery_id"] for later in rows[index:])
+                    return
+                async with slots, total:
+                    outcome = await self._deliver(row, own, signing)
+                settled.append((row, outcome, self.now_ms()))
+                if not outcome.ok:
+                    released.extend(later["delivery_id"] for later in rows[index + 1 :])
+                    return
 
-        await asyncio.gather(*(in_order(rows) for rows in chains.values()))
-        if await self.db.write(outbox.settle_all, settled):
+        await asyncio.gather(*(in_order(rows) for rows in queues.values()))
+        if await self.db.write(outbox.settle_all, settled, released):
             self.on_disabled()
 
-    async def _deliver(self, due: Row) -> send.Outcome:
-        assert self._client is not None, "start() first"
+    async def _deliver(self, due: Row, own: OwnService, signing: _Signing) -> send.Outcome:
+        assert self._connections is not None, "start() first"
         now_ms = self.now_ms()
         created = to_iso(datetime.fromtimestamp(due["created_ms"] / 1000, UTC))
         body = msgspec.json.encode(EventBody(due["type"], created, msgspec.Raw(due["data"]))).decode()
-        secrets = outbox.secrets_of(due, self.key(), now_ms)
         headers = {
             "webhook-id": due["event_public_id"],
             "webhook-timestamp": str(now_ms // 1000),
             "webhook-signature": signature_header(
-                secrets, due["event_public_id"], datetime.fromtimestamp(now_ms / 1000, UTC), body
+                signing.secrets(due, now_ms), due["event_public_id"], datetime.fromtimestamp(now_ms / 1000, UTC), body
             ),
         }
-        outcome = await send.post(
-            self._client,
-            due["url"],
-            headers,
-            body.encode(),
-            policy=self.policy,
-            own=await self.own(),
-            resolve=self.resolve,
-            timeout=self.timeout,
-        )
+        outcome = await send.post(self._connections, due["url"], headers, body.encode(), own=own, timeout=self.timeout)
         self.sent += 1
         return outcome
+
+
+class _Signing:
+    """An endpoint's secrets, derived once per round rather than once per delivery."""
+
+    def __init__(self, key: bytes):
+        self.key = key
+        self._secrets: dict[tuple[int, str, str | None], list[str]] = {}
+
+    def secrets(self, due: Row, now_ms: int) -> list[str]:
+        # The overlap of a rotation may end during the round: its end is part of the key.
+        overlap = bool(due["previous_nonce"]) and (due["previous_until_ms"] or 0) > now_ms
+        key = (due["endpoint_id"], due["secret_nonce"], due["previous_nonce"] if overlap else None)
+        if key not in self._secrets:
+            self._secrets[key] = outbox.secrets_of(due, self.key, now_ms)
+        return self._secrets[key]

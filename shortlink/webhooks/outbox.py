@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -103,46 +103,66 @@ def delete_link(conn: Connection, account_id: int, link_id: str, *, base: str, n
         return service.delete_link(conn, account_id, link_id)
 
 
-def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limit: int = 500) -> int:
+def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limit: int = 2000) -> int:
     """Fan the oldest waiting events out to a delivery per enabled endpoint that wants each;
-    an event a click batch wrote (a click, a cap reached) gets its link now. Returns how many events were taken."""
+    an event a click batch wrote (a click, a cap reached) gets its link now. The batch's links,
+    tags, deliveries and marks are read and written a statement each, not one per event.
+    Returns how many events were taken."""
     with transaction(conn):
         events = store.waiting_events(conn, limit)
         if not events:
             return 0
-        endpoints: dict[int, list[Row]] = defaultdict(list)
+        by_account: dict[int, list[_Wants]] = defaultdict(list)
         for endpoint in store.enabled_endpoints_of(conn, sorted({event["account_id"] for event in events})):
-            endpoints[endpoint["account_id"]].append(endpoint)
+            by_account[endpoint["account_id"]].append(_Wants(endpoint))
+        late = sorted({event["link_id"] for event in events if event["type"] in (CLICKED, CAP_REACHED)})
+        links = link_store.links_by_rowids(conn, late)
+        tags = {
+            row_id: [name for name, _colour in pairs] for row_id, pairs in tag_store.tags_of_links(conn, late).items()
+        }
+        encoded: dict[int, Link] = {}
+        plain: list[int] = []
+        completed: list[tuple[str, str, int]] = []
+        deliveries: list[tuple[int, int, int]] = []
         for event in events:
-            _dispatch_one(conn, event, endpoints[event["account_id"]], now_ms, base_for)
+            link_public_id = event["link_public_id"]
+            link_tags: list[str] = [] if event["link_tags"] is None else json.loads(event["link_tags"])
+            if event["type"] in (CLICKED, CAP_REACHED):
+                row = links.get(event["link_id"])
+                if row is None:  # deleted since the click: its history is gone, and so is this event
+                    plain.append(event["id"])
+                    continue
+                if row["id"] not in encoded:
+                    encoded[row["id"]] = service.to_link(row, base_for(event["account_id"]))
+                link = encoded[row["id"]]
+                link_public_id, link_tags = row["public_id"], tags.get(row["id"], [])
+                if event["type"] == CLICKED:
+                    labels = msgspec.json.decode(event["data"], type=ClickLabels)
+                    data = msgspec.json.encode(ClickedData(link, labels)).decode()
+                else:
+                    data = msgspec.json.encode(link).decode()
+                completed.append((data, json.dumps(link_tags), event["id"]))
+            else:
+                plain.append(event["id"])
+            for wants in by_account[event["account_id"]]:
+                if wants(event["type"], link_public_id, link_tags):
+                    deliveries.append((event["id"], wants.endpoint_id, now_ms))
+        store.add_deliveries(conn, deliveries)
+        store.finish_dispatches(conn, plain, completed)
     return len(events)
 
 
-def _dispatch_one(
-    conn: Connection, event: Row, endpoints: list[Row], now_ms: int, base_for: Callable[[int], str]
-) -> None:
-    data = None
-    link_public_id = event["link_public_id"]
-    tags: list[str] = [] if event["link_tags"] is None else json.loads(event["link_tags"])
-    if event["type"] in (CLICKED, CAP_REACHED):
-        row = link_store.link_by_rowid(conn, event["link_id"])
-        if row is None:  # deleted since the click: its history is gone, and so is this event
-            store.finish_dispatch(conn, event["id"], None, None)
-            return
-        link = service.to_link(row, base_for(event["account_id"]))
-        if event["type"] == CLICKED:
-            labels = msgspec.json.decode(event["data"], type=ClickLabels)
-            data = msgspec.json.encode(ClickedData(link, labels)).decode()
-        else:
-            data = msgspec.json.encode(link).decode()
-        link_public_id, tags = row["public_id"], _tag_names(conn, row["id"])
-    for endpoint in endpoints:
-        limited_links = None if endpoint["link_ids"] is None else json.loads(endpoint["link_ids"])
-        limited_tags = None if endpoint["tags"] is None else json.loads(endpoint["tags"])
-        wanted = rules.events_of(endpoint["events"])
-        if rules.matches(wanted, limited_links, limited_tags, event["type"], link_public_id, tags):
-            store.add_delivery(conn, event["id"], endpoint["id"], now_ms)
-    store.finish_dispatch(conn, event["id"], data, None if data is None else json.dumps(tags))
+class _Wants:
+    """An endpoint's subscription, parsed once per dispatch."""
+
+    def __init__(self, endpoint: Row):
+        self.endpoint_id, self.account_id = endpoint["id"], endpoint["account_id"]
+        self.link_ids = None if endpoint["link_ids"] is None else json.loads(endpoint["link_ids"])
+        self.tags = None if endpoint["tags"] is None else json.loads(endpoint["tags"])
+        self.events = frozenset(rules.events_of(endpoint["events"]))
+
+    def __call__(self, event_type: str, link_public_id: str | None, link_tags: list[str]) -> bool:
+        return rules.matches(self.events, self.link_ids, self.tags, event_type, link_public_id, link_tags)
 
 
 def emit_expired(conn: Connection, now: datetime, base_for: Callable[[int], str]) -> int:
@@ -188,18 +208,7 @@ def settle(conn: Connection, due: Row, outcome: Outcome, now_ms: int) -> bool:
     failed delivery past the retry window; the endpoint disabled once it has failed for the
     whole window without a success. Returns whether the endpoint was disabled."""
     with transaction(conn):
-        store.record_attempt(
-            conn,
-            {
-                "delivery_id": due["delivery_id"],
-                "endpoint_id": due["endpoint_id"],
-                "ts_ms": now_ms,
-                "status": outcome.status,
-                "latency_ms": outcome.latency_ms,
-                "response_head": outcome.head,
-                "ok": int(outcome.ok),
-            },
-        )
+        store.record_attempts(conn, [_attempt(due, outcome, now_ms)])
         attempts = due["attempts"] + 1
         if outcome.ok:
             store.settle_delivery(conn, due["delivery_id"], "succeeded", attempts, now_ms, due["first_failed_ms"])
@@ -232,8 +241,28 @@ def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: in
     return store.claim_due(conn, now_ms, lease_ms, limit, per_link)
 
 
-def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]]) -> int:
-    """`settle` for each (delivery, outcome, when) of a round, in one transaction; returns how
-    many endpoints were disabled."""
+def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]], released: Sequence[int] = ()) -> int:
+    """The attempts of a round, in one transaction: successes recorded together (a statement
+    each for the log, the deliveries and their endpoints), each failure as `settle` does; the
+    deliveries claimed but not sent given back. Returns how many endpoints were disabled."""
     with transaction(conn):
-        return sum(settle(conn, due, outcome, at) for due, outcome, at in settled)
+        succeeded = [(due, outcome, at) for due, outcome, at in settled if outcome.ok]
+        store.record_attempts(conn, [_attempt(due, outcome, at) for due, outcome, at in succeeded])
+        store.settle_successes(conn, [(due["attempts"] + 1, at, due["delivery_id"]) for due, _, at in succeeded])
+        for endpoint_id in sorted({due["endpoint_id"] for due, _, _ in succeeded}):
+            store.endpoint_succeeded(conn, endpoint_id)
+        disabled = sum(settle(conn, due, outcome, at) for due, outcome, at in settled if not outcome.ok)
+        store.release(conn, released)
+        return disabled
+
+
+def _attempt(due: Row, outcome: Outcome, at: int) -> dict:
+    return {
+        "delivery_id": due["delivery_id"],
+        "endpoint_id": due["endpoint_id"],
+        "ts_ms": at,
+        "status": outcome.status,
+        "latency_ms": outcome.latency_ms,
+        "response_head": outcome.head,
+        "ok": int(outcome.ok),
+    }

@@ -1,18 +1,20 @@
 """One delivery over HTTP, under the title fetcher's address rules (fetcher.ssrf): the host is
-resolved and every address checked at connection time, the connection goes to the checked
-address, redirects are never followed, the answer is read up to a cap and the whole exchange
-is bounded in time."""
+resolved and every address checked when a connection is opened (webhooks.connections), the
+connection goes to the checked address, redirects are never followed, the answer is read up to
+a cap and the whole exchange is bounded in time."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 
 import httpx
 import msgspec
 
 from shortlink.controls import terminal_safe
-from shortlink.fetcher.ssrf import AddressPolicy, FetchError, OwnService, Resolver, checked_address, system_resolver
+from shortlink.fetcher.ssrf import FetchError, OwnService
+from shortlink.webhooks.connections import Connections, Target
 
 TIMEOUT_SECONDS = 10.0
 # Read of the answer at most; the log keeps its first HEAD_BYTES.
@@ -30,18 +32,16 @@ class Outcome(msgspec.Struct, frozen=True):
 
 
 async def post(
-    client: httpx.AsyncClient,
+    connections: Connections,
     url: str,
     headers: dict[str, str],
     body: bytes,
     *,
-    policy: AddressPolicy,
     own: OwnService = NO_OWN_SERVICE,
-    resolve: Resolver = system_resolver,
     timeout: float = TIMEOUT_SECONDS,
 ) -> Outcome:
-    """POST `body`; a 2xx answer within `timeout` is a success, anything else a failure. The
-    client must not follow redirects or use proxies (follow_redirects=False, trust_env=False)."""
+    """POST `body` over one of `connections` (which apply the address rules when they open one);
+    a 2xx answer within `timeout` is a success, anything else a failure."""
     started = time.monotonic()
 
     def elapsed() -> int:
@@ -49,7 +49,7 @@ async def post(
 
     try:
         async with asyncio.timeout(timeout):
-            status, head = await _exchange(client, url, headers, body, policy, own, resolve)
+            status, head = await _exchange(connections, url, headers, body, own)
     except TimeoutError:
         return Outcome(False, None, elapsed(), f"no answer within {timeout:g} s")
     except FetchError as exc:
@@ -60,55 +60,38 @@ async def post(
     return Outcome(ok, status, elapsed(), head)
 
 
-async def _exchange(
-    client: httpx.AsyncClient,
-    url: str,
-    headers: dict[str, str],
-    body: bytes,
-    policy: AddressPolicy,
-    own: OwnService,
-    resolve: Resolver,
-) -> tuple[int, str]:
+@functools.lru_cache(maxsize=1024)  # an endpoint's URL is parsed once, not once per delivery
+def target_of(url: str) -> Target:
     try:
-        target = httpx.URL(url)
+        parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise FetchError(f"invalid URL: {exc}") from None
-    if target.scheme not in ("http", "https") or not target.host:
+    if parsed.scheme not in ("http", "https") or not parsed.host:
         raise FetchError("not an http(s) URL")
-    host = target.raw_host.decode("ascii")
-    port = target.port or (443 if target.scheme == "https" else 80)
-    if own.has_host(host, port):
-        raise FetchError(f"refused: {host} is this service itself")
-    address = await checked_address(host, port, policy, own, resolve)
-    pinned = httpx.URL(scheme=target.scheme, host=str(address), port=target.port, raw_path=target.raw_path or b"/")
-    request = client.build_request(
-        "POST",
-        pinned,
-        content=body,
-        headers={
-            **headers,
-            "Host": target.netloc.decode("ascii"),
-            "User-Agent": USER_AGENT,
-            "Content-Type": "application/json",
-        },
-        extensions={"sni_hostname": host} if target.scheme == "https" else {},
+    return Target(
+        scheme=parsed.scheme,
+        host=parsed.raw_host.decode("ascii"),
+        port=parsed.port or (443 if parsed.scheme == "https" else 80),
+        netloc=parsed.netloc.decode("ascii"),
+        path=(parsed.raw_path or b"/").decode("ascii"),
     )
-    try:
-        response = await client.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        raise FetchError(f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
-    try:
-        answer = bytearray()
-        try:
-            async for chunk in response.aiter_raw():
-                answer += chunk
-                if len(answer) >= MAX_ANSWER_BYTES:
-                    break  # the rest is dropped with the connection
-        except httpx.HTTPError:
-            pass  # the status is what counts; a broken body is kept as far as it came
-        location = response.headers.get("location")
-        head = f"Location: {location}" if location and 300 <= response.status_code < 400 else ""
-        text = head or answer[:HEAD_BYTES].decode("utf-8", "replace")
-        return response.status_code, terminal_safe(text)
-    finally:
-        await response.aclose()
+
+
+async def _exchange(
+    connections: Connections, url: str, headers: dict[str, str], body: bytes, own: OwnService
+) -> tuple[int, str]:
+    target = target_of(url)
+    if own.has_host(target.host, target.port):
+        raise FetchError(f"refused: {target.host} is this service itself")
+    request_headers = [
+        ("Host", target.netloc),
+        ("User-Agent", USER_AGENT),
+        ("Content-Type", "application/json"),
+        *headers.items(),
+    ]
+    answer = await connections.post(target, request_headers, body, own=own, max_answer=MAX_ANSWER_BYTES)
+    if answer.location and 300 <= answer.status < 400:
+        text = f"Location: {answer.location}"
+    else:
+        text = answer.body[:HEAD_BYTES].decode("utf-8", "replace")
+    return answer.status, terminal_safe(text)

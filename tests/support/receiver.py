@@ -3,15 +3,19 @@ library, as a user's receiver would, and answers as a test tells it to."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks import Webhook, WebhookVerificationError
+
+TOLERANCE_SECONDS = 5 * 60  # the library's
 
 
 @dataclass
@@ -20,6 +24,8 @@ class Received:
     body: bytes
     # Which of the receiver's secrets verified it (each one tried on its own); empty: none did.
     verified_by: list[str]
+    # How it was answered (Receiver.mode then): "ok" is a 200.
+    mode: str = "ok"
 
     @property
     def event(self) -> dict:
@@ -31,11 +37,16 @@ class Receiver:
     url: str = ""
     secrets: list[str] = field(default_factory=list)
     # How to answer: "ok", "fail" (500), "redirect" (302), "slow" (sleeps `delay`), "huge"
-    # (200 with a body that never ends, trickled).
+    # (200 with a body that never ends, trickled), "chunked" (200 in chunks), "garbage" (not HTTP).
     mode: str = "ok"
     delay: float = 0.0
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The time signatures are checked at: the wall clock unless a test's clock is given.
+    clock: Callable[[], float] | None = None
+    # Set by running_receiver: stop listening (connections are refused) and listen again.
+    down: Callable[[], None] = lambda: None
+    up: Callable[[], None] = lambda: None
 
     def verified_events(self) -> list[dict]:
         with self.lock:
@@ -50,25 +61,22 @@ class Receiver:
 
 
 @contextmanager
-def running_receiver() -> Iterator[Receiver]:
+def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
+    """`keep_alive`: answer in HTTP/1.1 and keep each connection open for more requests."""
     receiver = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def log_message(self, *_args) -> None:
             pass
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
             headers = {name.lower(): value for name, value in self.headers.items()}
-            verified = []
-            for secret in list(receiver.secrets):
-                try:
-                    Webhook(secret).verify(body, headers)
-                    verified.append(secret)
-                except WebhookVerificationError:
-                    pass
+            verified = [secret for secret in list(receiver.secrets) if verifies(secret, body, headers, receiver.clock)]
             with receiver.lock:
-                receiver.received.append(Received(headers, body, verified))
+                receiver.received.append(Received(headers, body, verified, receiver.mode))
             try:
                 self._answer()
             except OSError:  # the deliverer gave up waiting and closed the connection
@@ -82,6 +90,14 @@ def running_receiver() -> Iterator[Receiver]:
                 self.send_header("Location", "http://127.0.0.1:9/elsewhere")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+            elif receiver.mode == "chunked":  # the same 200 "thanks", in two chunks and a trailer
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"3;ext=1\r\ntha\r\n3\r\nnks\r\n0\r\nX-Trailer: yes\r\n\r\n")
+            elif receiver.mode == "garbage":  # not HTTP at all
+                self.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+                self.close_connection = True
             elif receiver.mode == "slow":
                 time.sleep(receiver.delay)
                 self._send(200, b"late")
@@ -108,13 +124,44 @@ def running_receiver() -> Iterator[Receiver]:
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # deliverers open up to 32 connections each at once
 
-    server = Server(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    def listen(port: int) -> Server:
+        server = Server(("127.0.0.1", port), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    servers = [listen(0)]
+    port = servers[0].server_address[1]
+    receiver.url = f"http://127.0.0.1:{port}/hooks"
+
+    def down() -> None:
+        servers[-1].shutdown()
+        servers[-1].server_close()
+
+    receiver.down = down
+    receiver.up = lambda: servers.append(listen(port))  # the same port (SO_REUSEADDR)
     try:
         yield receiver
     finally:
-        server.shutdown()
-        server.server_close()
+        down()
+
+
+def verifies(secret: str, body: bytes, headers: dict[str, str], clock: Callable[[], float] | None) -> bool:
+    """`Webhook(secret).verify` as a receiver runs it; at a test's clock, when one is given, the
+    same check made with the library's own `sign` (its `verify` reads the wall clock): the
+    timestamp within its 5 minutes of tolerance and one `v1,` signature equal to the expected."""
+    if clock is None:
+        try:
+            Webhook(secret).verify(body, headers)
+        except WebhookVerificationError:
+            return False
+        return True
+    try:
+        timestamp = int(headers["webhook-timestamp"])
+        moment = datetime.fromtimestamp(timestamp, UTC)
+        expected = Webhook(secret).sign(headers["webhook-id"], moment, body.decode())
+    except (KeyError, ValueError):
+        return False
+    if abs(clock() - timestamp) > TOLERANCE_SECONDS:
+        return False
+    return any(hmac.compare_digest(expected, given) for given in headers.get("webhook-signature", "").split(" "))

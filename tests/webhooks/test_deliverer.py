@@ -5,6 +5,7 @@ events and the 30-day log."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,12 +15,15 @@ import pytest
 
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
-from shortlink.fetcher.ssrf import address_policy
+from shortlink.fetcher.ssrf import IPAddress, OwnServiceResolver, address_policy
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, UpdateLink
 from shortlink.links.tags import TagInput
+from shortlink.storage import clicks as click_store
 from shortlink.storage import connect, transaction
+from shortlink.storage import links as link_store
 from shortlink.storage import webhooks as store
+from shortlink.storage.clicks import StoredClick
 from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.webhooks import endpoints, outbox, rules
 from shortlink.webhooks.deliverer import Deliverer
@@ -54,6 +58,7 @@ class Setup:
         self.db, self.conn, self.clock, self.receiver, self.account_id = db, conn, clock, receiver, account_id
         self.hosts = Hosts(SHORT_HOST)
         self.deliverer: Deliverer | None = None
+        self.webhooks: list[str] = []  # the endpoints' ids, in the order made
 
     def start(self, **options) -> Deliverer:
         self.deliverer = Deliverer(
@@ -70,6 +75,7 @@ class Setup:
         body = CreateWebhook(url=self.receiver.url, events=events, **fields)
         row = endpoints.create_endpoint(self.conn, self.account_id, body, now=datetime.now(UTC), allow_private=True)
         self.receiver.secrets.append(secret_of(KEY, row["secret_nonce"]))
+        self.webhooks.append(row["public_id"])
         return row["public_id"]
 
     def link(self, url: str = "https://example.com/", **fields):
@@ -275,3 +281,169 @@ async def test_a_rolled_back_change_leaves_no_event(setup: Setup):
     assert store.waiting_event_count(setup.conn) == 0  # ...and gone with it
     await drain(deliverer)
     assert setup.receiver.count() == 0
+
+
+async def test_a_receiver_down_for_an_hour_then_up_gets_every_event_once_in_order_per_link(setup: Setup):
+    """Issue 38's target, on the test's clock: for an hour three links are clicked (the click
+    recorder's batch statement) and changed while the receiver first refuses connections, then
+    answers 500; then it is up and the clock goes on through the retry schedule."""
+    receiver = setup.receiver
+    receiver.clock = setup.clock  # signatures checked at the test's time, not the wall clock's
+    deliverer = setup.start()
+    await deliverer.start()
+    setup.endpoint(["link.created", "link.updated", "link.paused", "link.resumed", "link.clicked"])
+    receiver.down()
+    links = [setup.link(f"https://example.com/{number}") for number in range(3)]
+    rows = [link_store.link_of_account(setup.conn, setup.account_id, link.id) for link in links]
+
+    def clicks(*batch: tuple[int, int]) -> None:
+        """(link index, is_bot) each, at the clock's time, in one batch as the recorder writes it."""
+        ts = int(setup.clock.now * 1000)
+        stored = [
+            StoredClick(
+                rows[index]["id"],
+                setup.account_id,
+                ts,
+                "2026-01-01",
+                "mobile",
+                "Firefox",
+                "Android",
+                "DE",
+                "news.example.com",
+                "",
+                "UA",
+                1,
+                is_bot,
+            )
+            for index, is_bot in batch
+        ]
+        click_store.write_batch(setup.conn, click_store.encode_batch(stored), with_events=True)
+
+    for minute in range(60):
+        if minute == 30:  # up again, but broken
+            receiver.mode = "fail"
+            receiver.up()
+        clicks((minute % 3, 0), ((minute + 1) % 3, 0), (minute % 3, 1), (minute % 3, 0))
+        link = links[minute % 3]
+        if minute % 7 == 0:
+            patch = UpdateLink(title=f"Minute {minute}")
+            outbox.update_link(
+                setup.conn,
+                setup.account_id,
+                link.id,
+                patch,
+                now=datetime.fromtimestamp(setup.clock.now, UTC),
+                base=SHORT_HOST,
+            )
+        if minute % 11 == 5:
+            for active in (False, True):
+                outbox.update_link(
+                    setup.conn,
+                    setup.account_id,
+                    link.id,
+                    UpdateLink(is_active=active),
+                    now=datetime.fromtimestamp(setup.clock.now, UTC),
+                    base=SHORT_HOST,
+                )
+        await drain(deliverer)
+        setup.clock.advance(60)
+    assert receiver.count() > 0 and not [item for item in receiver.received if item.mode == "ok"]
+    receiver.mode = "ok"
+    for _step in range(24):  # up to 6 hours, a quarter of an hour at a time: the backoff's steps pass
+        await drain(deliverer)
+        if store.pending_delivery_count(setup.conn) == 0:
+            break
+        setup.clock.advance(900)
+    assert store.pending_delivery_count(setup.conn) == 0
+
+    events = setup.conn.execute("SELECT public_id, link_id, type FROM webhook_events ORDER BY id").fetchall()
+    link_of = {event["public_id"]: event["link_id"] for event in events}
+    kinds = [event["type"] for event in events]
+    # 3 human clicks a minute (the bot's never), 9 updates, 5 pauses and resumes, the creations.
+    assert kinds.count("link.clicked") == 180 and kinds.count("link.updated") == 9
+    assert kinds.count("link.paused") == kinds.count("link.resumed") == 5 and kinds.count("link.created") == 3
+    accepted = [item for item in receiver.received if item.mode == "ok"]
+    assert all(item.verified_by for item in receiver.received)
+    first_arrival = list(dict.fromkeys(item.headers["webhook-id"] for item in accepted))
+    # Every event, once after deduplication by id...
+    assert sorted(first_arrival) == sorted(link_of)
+    # ...each link's in the order they were created...
+    for row in rows:
+        created = [event["public_id"] for event in events if event["link_id"] == row["id"]]
+        assert [event_id for event_id in first_arrival if link_of[event_id] == row["id"]] == created
+    # ...and never one sent (even to fail) before the link's earlier events were accepted.
+    done: set[str] = set()
+    for item in receiver.received:
+        event_id = item.headers["webhook-id"]
+        earlier = [event["public_id"] for event in events if event["link_id"] == link_of[event_id]]
+        assert set(earlier[: earlier.index(event_id)]) <= done
+        if item.mode == "ok":
+            done.add(event_id)
+    clicked = next(item.event for item in accepted if item.event["type"] == "link.clicked")
+    assert clicked["data"]["click"]["country"] == "DE" and clicked["data"]["link"]["id"] in {link.id for link in links}
+
+
+async def test_this_service_is_refused_by_its_names_their_addresses_and_its_listening_port(setup: Setup):
+    """A receiver whose name resolves to an address of one of our hosts (on its port, or any
+    port for a host given without one), or that is our listening port, is refused when the
+    connection would be opened; another port of the same address is not ours."""
+    receiver = setup.receiver
+    port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+    names = {"hooks.example": "127.0.0.1", "short.example": "127.0.0.1"}
+
+    async def resolve(host: str, _port: int) -> list[IPAddress]:
+        if host not in names:
+            raise OSError(f"no such name {host}")
+        return [ipaddress.ip_address(names[host])]
+
+    body = CreateWebhook(url=f"http://hooks.example:{port}/hooks", events=["link.created"])
+    row = endpoints.create_endpoint(setup.conn, setup.account_id, body, now=datetime.now(UTC), allow_private=True)
+    receiver.secrets.append(secret_of(KEY, row["secret_nonce"]))
+    cases = [
+        ({"short.example"}, None, "refused: hooks.example resolves to 127.0.0.1, an address of this service itself"),
+        ({"short.example:1"}, None, "thanks"),  # the same address, another port: not ours
+        ({f"short.example:{port}"}, None, "refused: hooks.example resolves to 127.0.0.1"),
+        (set(), ("0.0.0.0", port), "refused: hooks.example resolves to 127.0.0.1"),  # listening everywhere
+        (set(), ("127.0.0.1", port + 1 if port < 65535 else port - 1), "thanks"),
+    ]
+    for hosts, listen, expected in cases:
+        own = OwnServiceResolver(lambda hosts=hosts: hosts, resolve, listen=listen)
+        deliverer = setup.start(resolve=resolve, own=own)
+        await deliverer.start()
+        setup.link()
+        await drain(deliverer)
+        await deliverer.stop()
+        assert setup.attempts(row["public_id"])[0].response.startswith(expected), (hosts, listen)
+    assert receiver.count() == 2 and all(item.verified_by for item in receiver.received)
+
+
+async def test_a_links_events_go_in_order_over_one_kept_alive_connection(setup: Setup):
+    with running_receiver(keep_alive=True) as receiver:
+        setup.receiver = receiver
+        deliverer = setup.start()
+        await deliverer.start()
+        setup.endpoint(["link.created", "link.updated"])
+        link = setup.link()
+        for number in range(20):
+            patch = UpdateLink(title=f"Title {number}")
+            outbox.update_link(setup.conn, setup.account_id, link.id, patch, now=datetime.now(UTC), base=SHORT_HOST)
+        await drain(deliverer)
+        assert receiver.types() == ["link.created"] + ["link.updated"] * 20
+        assert [event["data"]["title"] for event in receiver.verified_events()[1:]] == [
+            f"Title {number}" for number in range(20)
+        ]
+        assert deliverer.connections_opened == 1
+        assert {item.headers["host"] for item in receiver.received} == {receiver.url.split("/")[2]}
+        # A chunked answer is read to its end (the log keeps it whole), and the connection kept;
+        # an answer that is not HTTP is a failure, and its connection is dropped.
+        for mode in ("chunked", "garbage"):
+            receiver.mode = mode
+            outbox.update_link(
+                setup.conn, setup.account_id, link.id, UpdateLink(title=mode), now=datetime.now(UTC), base=SHORT_HOST
+            )
+            await drain(deliverer)
+        chunked, garbage = reversed(setup.attempts(setup.webhooks[0])[:2])
+        assert chunked.ok and chunked.status == 200 and chunked.response == "thanks"
+        assert not garbage.ok and garbage.status is None
+        assert garbage.response.startswith("not a valid HTTP/1.1 answer: illegal status line")
+        assert deliverer.connections_opened == 1 and receiver.count() == 23
