@@ -177,7 +177,6 @@ class Services:
             self.db,
             self.hosts,
             changed=link_changed,
-            forget_all=self.caches.clear,
             secret=lambda: self._cookie_secret,
         )
         self.visits.count_app_outcome = self.apps.count_outcome

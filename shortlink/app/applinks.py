@@ -26,7 +26,7 @@ log = logging.getLogger("shortlink")
 OUTCOMES_FLUSH_SECONDS = 1.0
 
 
-def _nothing(_code: str = "") -> None:
+def _nothing(_code: str) -> None:
     return None
 
 
@@ -37,14 +37,12 @@ class Apps:
         hosts: Hosts,
         *,
         changed: Callable[[str], None] = _nothing,
-        forget_all: Callable[[], None] = _nothing,
         secret: Callable[[], bytes] = bytes,
     ):
-        """`changed(code)`: a link's app changed (the visitor cache forgets it); `forget_all()`:
-        an app went, and with it every link's (they ride in the link cache); `secret()`: the
-        key deferred-link tokens are signed with."""
+        """`changed(code)`: a link's app changed (the visitor caches of every process forget it);
+        `secret()`: the key deferred-link tokens are signed with."""
         self.db, self.hosts = db, hosts
-        self._changed, self._forget_all, self._secret = changed, forget_all, secret
+        self._changed, self._secret = changed, secret
         # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
         # path in memory, written every second (as bio page views are), never in the request.
         self._outcomes: Counter[tuple[int, str, str]] = Counter()
@@ -85,8 +83,10 @@ class Apps:
         return await self.db.read(service.get_app, account_id, app_id)
 
     async def remove(self, account_id: int | None, app_id: str) -> None:
-        await self.db.write(service.remove_app, account_id, app_id)
-        self._forget_all()
+        # The app rides in the cache entry of each link opening it: with Redis, every process
+        # forgets those links, as it does any changed link.
+        for code in await self.db.write(service.remove_app, account_id, app_id):
+            self._changed(code)
 
     async def link_app(self, account_id: int, link_id: str) -> LinkApp:
         return await self.db.read(service.link_app, account_id, link_id)

@@ -89,9 +89,12 @@ def get_app(conn: Connection, account_id: int | None, app_id: str) -> App:
     return app_from_row(row)
 
 
-def remove_app(conn: Connection, account_id: int | None, app_id: str) -> None:
-    if not store.delete_app(conn, account_id, app_id):
+def remove_app(conn: Connection, account_id: int | None, app_id: str) -> list[str]:
+    """Remove the app; the short codes of the links that opened it."""
+    codes = store.delete_app(conn, account_id, app_id)
+    if codes is None:
         raise NotFoundError(f"no app with id {app_id} here")
+    return codes
 
 
 def all_apps(conn: Connection) -> list[tuple[str | None, App]]:

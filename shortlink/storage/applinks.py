@@ -50,11 +50,21 @@ def app_by_public_id(conn: Connection, account_id: int | None, public_id: str) -
     return conn.execute(f"SELECT * FROM apps WHERE {where} AND public_id = ?", (*params, public_id)).fetchone()
 
 
-def delete_app(conn: Connection, account_id: int | None, public_id: str) -> bool:
+def delete_app(conn: Connection, account_id: int | None, public_id: str) -> list[str] | None:
+    """Delete the app (its links' link_apps rows go with it); the short codes of the links that
+    opened it, whose cached entries carried it, or None when the owner has no such app."""
     where, params = _owner(account_id)
     with transaction(conn):
+        codes = [
+            row[0]
+            for row in conn.execute(
+                "SELECT short_code FROM links WHERE id IN (SELECT link_id FROM link_apps WHERE app_id IN"
+                f" (SELECT id FROM apps WHERE {where} AND public_id = ?))",
+                (*params, public_id),
+            )
+        ]
         cursor = conn.execute(f"DELETE FROM apps WHERE {where} AND public_id = ?", (*params, public_id))
-    return cursor.rowcount > 0
+    return codes if cursor.rowcount > 0 else None
 
 
 def all_apps(conn: Connection) -> list[Row]:

@@ -24,9 +24,11 @@ from shortlink import accounts
 from shortlink.links.schema import CreateLink
 from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
+from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import BACKENDS, bearer, run_cli
 from tests.support.helpers import store_link
 from tests.support.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
+from tests.support.visitors import ANDROID_CHROME
 from throwaway.live_server import LiveServer
 from throwaway.redis_server import RedisServer
 
@@ -102,6 +104,42 @@ def test_a_link_changed_through_one_process_changes_on_the_other_within_a_second
         f"\nseen by the other process after: pause {paused_after:.3f} s, resume {resumed_after:.3f} s, "
         f"delete {deleted_after:.3f} s"
     )
+
+
+def android_location(server: LiveServer, code: str) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", f"/l/{code}", headers={"User-Agent": ANDROID_CHROME})
+        response = conn.getresponse()
+        response.read()
+        return response.getheader("Location") or ""
+    finally:
+        conn.close()
+
+
+def seconds_until_sent_to(server: LiveServer, code: str, prefix: str) -> float:
+    started = time.monotonic()
+    while not (location := android_location(server, code)).startswith(prefix):
+        assert time.monotonic() - started < INVALIDATION_SECONDS, f"still sent to {location}"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def test_an_app_removed_through_one_process_stops_opening_on_the_other_at_once(pair):
+    # The app rides in the link cache entry of each link that opens it: the other process must
+    # forget those links too, not only the one that removed the app.
+    a, b = pair
+    key = a.create_key("apps@example.com")
+    link = api(a, key, "POST", "/links", {"originalUrl": "https://shop.example/p/1"})[1]["data"]
+    android = {"package": "com.example.shop", "sha256Fingerprints": [FINGERPRINT]}
+    status, app = api(a, key, "POST", "/apps", {"name": "Shop", "android": android})
+    assert status == 201, app
+    assert android_location(b, link["shortCode"]) == "https://shop.example/p/1"  # cached by B
+    body = {"appId": app["data"]["id"], "deepPath": "/p/1"}
+    assert api(a, key, "PUT", f"/links/{link['id']}/app", body)[0] == 200
+    seconds_until_sent_to(b, link["shortCode"], "intent://")
+    assert api(a, key, "DELETE", f"/apps/{app['data']['id']}")[0] == 200
+    seconds_until_sent_to(b, link["shortCode"], "https://shop.example/p/1")
 
 
 def test_sixty_requests_a_minute_per_key_hold_across_both_processes(pair):
