@@ -54,9 +54,11 @@ Action = Literal["create", "unchanged", "skip", "error"]
 # Rows per write: large enough to amortise the hop to the writer, small enough that
 # visits and other writers never wait long behind an import.
 CHUNK_ROWS = 200
-# Imported clicks per write: more clicks per rollup row and per transaction; two batches at
-# most are in memory (one labelled while the other is written).
+# Imported clicks per batch handed to the database: two batches at most are in memory (one
+# labelled while the other is staged); and staged clicks per transaction on SQLite, which
+# stages them on disk (storage.clicks.write_staged_clicks: fewer, larger rollup passes).
 CLICK_BATCH = 100_000
+CLICKS_PER_TRANSACTION = 1_000_000
 # The suffixes tried for a taken code: code-2 ... code-99.
 MAX_SUFFIX = 99
 # An operator's import is not an API client's burst: the daily link limit does not apply.
@@ -290,13 +292,16 @@ def _apply_rows(
 
 class _HistoryWriter:
     """Imported clicks to the database, CLICK_BATCH at a time: the next batch is labelled on
-    this thread while the previous one is written on the database's (SQLite's C code, which
-    runs without the GIL). `on_clicks(n)` after each batch written, for a progress bar."""
+    this thread while the previous one is staged on the database's (SQLite's C code, which
+    runs without the GIL), and what is staged is stored every CLICKS_PER_TRANSACTION clicks and
+    at the end (`finish`). `on_clicks(n)` as clicks are handed over, for a progress bar."""
 
     def __init__(self, db: Database, labels: HistoryLabels, on_clicks: Callable[[int], None]):
         self.db, self.labels, self.on_clicks = db, labels, on_clicks
         self.batch: list[click_store.StoredClick] = []
-        self._writing: asyncio.Future[None] | None = None
+        self.staged = 0  # since the last transaction
+        self.position = 0
+        self._staging: asyncio.Future[None] | None = None
 
     def add(self, link_id: int, account_id: int, visit: ImportedVisit) -> None:
         self.batch.append(self.labels.stored(link_id, account_id, visit))
@@ -306,22 +311,38 @@ class _HistoryWriter:
         return len(self.batch) >= CLICK_BATCH
 
     async def send(self) -> None:
-        """Start writing the batch, once the previous one is written."""
-        await self.wait()
+        """Hand the batch over once the previous one is staged."""
+        await self._staged()
         if self.batch:
-            batch, self.batch = self.batch, []
-            self._writing = asyncio.ensure_future(self._write(batch))
+            # A link's clicks together, oldest first: its raw rows' index is written in order.
+            batch, self.batch = sorted(self.batch, key=_link_and_time), []
+            self._staging = asyncio.ensure_future(self._stage(batch, self.position))
+            self.position += len(batch)
 
-    async def wait(self) -> None:
-        if self._writing is not None:
-            writing, self._writing = self._writing, None
-            await writing
+    async def finish(self) -> None:
+        await self.send()
+        await self._staged()
+        if self.staged:
+            await self.db.write(click_store.write_staged_clicks)
+            self.staged = 0
 
-    async def _write(self, batch: list[click_store.StoredClick]) -> None:
-        while missing := await self.db.write(click_store.write_imported_batch, batch):
-            # Links deleted meanwhile (from the dashboard, during an import): their history is gone.
-            batch = [click for click in batch if click.link_id not in missing]
+    async def _staged(self) -> None:
+        if self._staging is not None:
+            staging, self._staging = self._staging, None
+            await staging
+        if self.staged >= CLICKS_PER_TRANSACTION:
+            await self.db.write(click_store.write_staged_clicks)
+            self.staged = 0
+
+    async def _stage(self, batch: list[click_store.StoredClick], first_position: int) -> None:
+        written = await self.db.write(click_store.stage_imported_clicks, batch, first_position)
+        if not written:  # staged, to be written with the next transaction
+            self.staged += len(batch)
         self.on_clicks(len(batch))
+
+
+def _link_and_time(click: click_store.StoredClick) -> tuple[int, int]:
+    return click.link_id, click.ts
 
 
 async def run_import(
@@ -422,8 +443,7 @@ async def import_rows(
             on_rows(len(chunk))
         if history is not None and not interrupted:
             await _record_history(writer, account_id, history, created, stop)
-        await writer.send()
-        await writer.wait()
+        await writer.finish()
     elif history is not None and not stopped:  # a dry run counts the history each row would bring
         wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
         for code, _visit in history():

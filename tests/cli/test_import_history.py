@@ -107,8 +107,9 @@ def test_imported_history_is_stored_as_if_the_clicks_had_happened_here(
 ):
     dump = tmp_path / "yourls.sql"
     log = write_dump(dump)
-    # Batches far smaller than the log: many writes, each adding to rows the ones before made.
+    # Batches and transactions far smaller than the log: each adds to rows the ones before made.
     monkeypatch.setattr(app_imports, "CLICK_BATCH", 37)
+    monkeypatch.setattr(app_imports, "CLICKS_PER_TRANSACTION", 100)
     rows, history = yourls.stream(dump)
     written: list[int] = []
     report = asyncio.run(run_import(make_config(), EMAIL, "yourls", rows, history=history, on_clicks=written.append))
@@ -160,18 +161,12 @@ def test_the_dump_reader_reads_rows_of_every_shape():
     assert second.ts_ms - first.ts_ms == 1000
 
 
-def test_the_click_pass_shows_a_bar_on_a_terminal_and_nothing_elsewhere(db_path, tmp_path):
-    dump = tmp_path / "yourls.sql"
-    write_dump(dump, clicks=60)
-    command = [sys.executable, "-m", "shortlink", "import", "yourls", str(dump), "--email", EMAIL, "--db"]
-    piped = subprocess.run([*command, str(db_path)], capture_output=True, text=True, check=True, timeout=300)
-    assert "clicks" not in piped.stderr and piped.stdout.strip().endswith("0 refused")
+def on_terminal(command: list[str]) -> bytes:
+    """What `command` writes on its standard error when that is a terminal (80 columns)."""
     controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # tqdm draws nothing in 0 columns
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # tqdm draws nothing in 0 columns
     try:
-        process = subprocess.Popen(
-            [*command, str(tmp_path / "other.db")], stdout=subprocess.PIPE, stderr=terminal, text=True
-        )
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=terminal)
         os.close(terminal)
         shown = b""
         while True:
@@ -185,5 +180,16 @@ def test_the_click_pass_shows_a_bar_on_a_terminal_and_nothing_elsewhere(db_path,
         assert process.wait(timeout=300) == 0
     finally:
         os.close(controller)
+    return shown
+
+
+def test_the_click_pass_shows_a_bar_on_a_terminal_and_nothing_elsewhere(db_path, tmp_path):
+    dump = tmp_path / "yourls.sql"
+    write_dump(dump, clicks=60)
+    command = [sys.executable, "-m", "shortlink", "import", "yourls", str(dump), "--email", EMAIL, "--db"]
+    piped = subprocess.run([*command, str(db_path)], capture_output=True, text=True, check=True, timeout=300)
+    assert "clicks" not in piped.stderr and piped.stdout.strip().endswith("0 refused")
     # One line, redrawn (tqdm's carriage returns), on the terminal the command was given.
-    assert b"import: clicks" in shown and b"\r" in shown
+    shown = on_terminal([*command, str(tmp_path / "other.db")])
+    assert b"import: clicks" in shown and b"\r" in shown and b"\n" not in shown.replace(b"\r\n", b"")
+    assert b"import: clicks" not in on_terminal([*command, str(tmp_path / "third.db"), "--json"])
