@@ -23,10 +23,18 @@ from shortlink import accounts
 from shortlink.app import imports as app_imports
 from shortlink.app.imports import run_import
 from shortlink.imports import yourls
-from shortlink.imports.rows import ImportRow
+from shortlink.imports.history import HistoryLabels
+from shortlink.imports.rows import ImportedVisit, ImportRow
+from shortlink.links import service
+from shortlink.links.schema import CreateLink
+from shortlink.storage import clicks as click_store
+from shortlink.storage import connect
+from shortlink.storage import links as link_store
 from shortlink.visits.classify import classify
+from shortlink.visits.countries import open_table
 from tests.cli.test_import import EMAIL, analytics, import_json, link_by_code
-from tests.conftest import bearer
+from tests.conftest import SHORT_HOST, bearer
+from tests.support.helpers import store_link
 from tests.support.load import assert_rollups_match_raw_clicks
 
 AGENTS = [
@@ -193,3 +201,29 @@ def test_the_click_pass_shows_a_bar_on_a_terminal_and_nothing_elsewhere(db_path,
     shown = on_terminal([*command, str(tmp_path / "other.db")])
     assert b"import: clicks" in shown and b"\r" in shown and b"\n" not in shown.replace(b"\r\n", b"")
     assert b"import: clicks" not in on_terminal([*command, str(tmp_path / "third.db"), "--json"])
+
+
+def test_staged_clicks_of_a_link_deleted_meanwhile_are_left_out(db_path):
+    """Between staging and the transaction (an import's history may take minutes), a link
+    deleted from the dashboard takes its clicks with it; the others are written whole."""
+    conn = connect(db_path)
+    accounts.create_key(conn, EMAIL)
+    account_id = conn.execute("SELECT id FROM accounts").fetchone()[0]
+    kept, deleted = (
+        store_link(conn, account_id, SHORT_HOST, CreateLink(original_url=f"https://example.com/{n}")) for n in (1, 2)
+    )
+    ids = [link_store.link_by_code(conn, link.short_code)["id"] for link in (kept, deleted)]
+    labels = HistoryLabels(open_table())
+    visits = [
+        ImportedVisit(ts_ms=1_709_251_200_000 + n * 60_000, user_agent=AGENTS[n // 2 % 2], ip="198.51.100.7")
+        for n in range(6)
+    ]
+    batch = [labels.stored(ids[n % 2], account_id, visit) for n, visit in enumerate(visits)]
+    assert click_store.stage_imported_clicks(conn, batch, 0) == 0
+    service.delete_link(conn, account_id, deleted.id)
+    assert click_store.write_staged_clicks(conn) == 3
+    assert [tuple(row) for row in conn.execute("SELECT DISTINCT link_id FROM click_rows")] == [(ids[0],)]
+    assert [tuple(row) for row in conn.execute("SELECT clicks, visitors FROM link_days")] == [(3, 2)]  # 2 agents
+    assert_rollups_match_raw_clicks(conn)
+    assert click_store.write_staged_clicks(conn) == 0  # nothing is left staged
+    conn.close()
