@@ -107,7 +107,7 @@ def main() -> None:
         written = time.monotonic() - started
         size_mb = dump.stat().st_size / 2**20
         print(f"dump: {args.links:,} links, {args.clicks:,} clicks, {size_mb:,.0f} MB in {written:.0f} s")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         report = (Path(directory) / "report.txt").open("w+")  # a line per row: more than a pipe holds
         process = subprocess.Popen(
@@ -130,7 +130,10 @@ def main() -> None:
         report.seek(0)
         output = report.read()
         report.close()
-        peak_mb = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak_mb = max(after.ru_maxrss, before.ru_maxrss) / 1024
+        # The machine is shared: CPU time says what the import itself needed.
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         if returncode != 0:
             sys.exit(f"the import failed: {''.join(errors)[-2000:]}")
         print(output.strip().splitlines()[-1])
@@ -142,7 +145,7 @@ def main() -> None:
         assert first == first_clicks, (first, first_clicks)
         print(
             f"import: {took:,.0f} s ({took / 60:.1f} min), {args.links / took:,.0f} links/s, "
-            f"{args.clicks / took:,.0f} clicks/s, peak memory {peak_mb:,.0f} MB"
+            f"{args.clicks / took:,.0f} clicks/s, peak memory {peak_mb:,.0f} MB, CPU time {cpu:,.0f} s"
         )
         links_took, clicks_took = links_done - started, started + took - links_done
         print(
