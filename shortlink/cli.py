@@ -615,7 +615,12 @@ def cmd_import(args: argparse.Namespace) -> Output:
         except FileError as exc:
             raise ShortlinkError(_printable(f"{args.clicks}: {exc}")) from None
     config = _config(args)
-    with stop_on_interrupt() as stop, progress("import", 0 if args.dry_run else len(rows), "rows") as done:
+    with (
+        stop_on_interrupt() as stop,
+        progress("import", 0 if args.dry_run else len(rows), "rows") as done,
+        # The click pass's count on a terminal (its total is known only once the log is read).
+        progress("import: clicks", 0, "clicks", tty_only=True) as clicks_done,
+    ):
         report = asyncio.run(
             run_import(
                 config,
@@ -627,6 +632,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
                 on_rows=done.advance,
                 stop=stop,
                 history=history,
+                on_clicks=(lambda _count: None) if args.json else clicks_done.advance,
             )
         )
     lines = [_outcome_line(outcome) for outcome in report.rows]

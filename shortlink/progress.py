@@ -32,22 +32,30 @@ class Interrupted(Exception):
 class Progress:
     """Counts done out of a total; reports on a terminal as a bar, elsewhere as lines."""
 
-    def __init__(self, what: str, total: int, unit: str, stream: TextIO | None = None):
+    def __init__(self, what: str, total: int, unit: str, stream: TextIO | None = None, tty_only: bool = False):
+        """`tty_only`: a bar on a terminal from the first advance (none when nothing is done),
+        and nothing elsewhere."""
         self.what, self.total, self.unit = what, total, unit
         self.done = 0
         self.stream = stream if stream is not None else sys.stderr
         self._bar: tqdm | None = None
-        if self.stream.isatty():
-            self._bar = tqdm(
-                total=total,
-                unit=f" {unit}",
-                unit_scale=total >= 10_000,
-                desc=what,
-                file=self.stream,
-                leave=False,
-                smoothing=0.1,
-            )
+        self._tty_only = tty_only
         self._started = self._last_line = time.monotonic()
+        if self.stream.isatty() and not tty_only:
+            self._open_bar()
+
+    def _open_bar(self) -> None:
+        total = self.total
+        self._bar = tqdm(
+            # A count without a total, when the total is not known (tqdm would read 0 as done).
+            total=total or (None if self._tty_only else 0),
+            unit=f" {self.unit}",
+            unit_scale=total >= 10_000,
+            desc=self.what,
+            file=self.stream,
+            leave=False,
+            smoothing=0.1,
+        )
 
     def set_total(self, total: int) -> None:
         """For work whose size is known only once it has begun (a backup's pages)."""
@@ -61,6 +69,12 @@ class Progress:
         self.done += count
         if self._bar is not None:
             self._bar.update(count)
+            return
+        if self._tty_only:
+            if self.stream.isatty():
+                self._open_bar()
+                assert self._bar is not None, "just opened"
+                self._bar.update(self.done)
             return
         now = time.monotonic()
         if now - self._last_line >= PLAIN_INTERVAL_SECONDS:
@@ -91,8 +105,10 @@ def _duration(seconds: float) -> str:
 
 
 @contextmanager
-def progress(what: str, total: int, unit: str, stream: TextIO | None = None) -> Iterator[Progress]:
-    reporter = Progress(what, total, unit, stream)
+def progress(
+    what: str, total: int, unit: str, stream: TextIO | None = None, tty_only: bool = False
+) -> Iterator[Progress]:
+    reporter = Progress(what, total, unit, stream, tty_only)
     try:
         yield reporter
     finally:

@@ -4,8 +4,10 @@ An import is planned first, read-only: each row is checked by the rules every do
 (`links.service.check_new_link`, the tag rules) and its code decided against the database
 and the rows before it. A dry run stops there and reports the plan; otherwise the planned
 links are created through `links.service.create_link`, a chunk of rows per write, and the
-source's clicks go through the click recorder, as visits do: raw rows, counters and rollups
-together, bots classified by our own rules where the user agent is known.
+source's clicks are stored as the click writer stores visits (raw rows, counters and rollups
+together, in SQL, a batch per transaction), labelled once per distinct user agent, referrer
+and address (shortlink.imports.history), bots classified by our own rules where the user
+agent is known.
 
 Running the same import again changes nothing: a row whose code already belongs to the
 account with the same destination is "unchanged" (so are its tags and history), and a row
@@ -32,6 +34,7 @@ from shortlink.config import Config
 from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.imports import PARSERS, POLICIES, Policy
 from shortlink.imports.generic import COLUMNS, join_tags
+from shortlink.imports.history import HistoryLabels
 from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
@@ -40,25 +43,26 @@ from shortlink.links.schema import CreateLink
 from shortlink.progress import StopRequest
 from shortlink.storage import Connection, Database, Row, open_database, transaction
 from shortlink.storage import accounts as account_store
+from shortlink.storage import clicks as click_store
 from shortlink.storage import links as link_store
 from shortlink.storage import tags as tag_store
 from shortlink.times import from_iso, utcnow
-from shortlink.visits.classify import classify
-from shortlink.visits.click import Click
-from shortlink.visits.recorder import ClickRecorder
+from shortlink.visits.countries import open_table
 from shortlink.webhooks import outbox
 
 Action = Literal["create", "unchanged", "skip", "error"]
 # Rows per write: large enough to amortise the hop to the writer, small enough that
 # visits and other writers never wait long behind an import.
 CHUNK_ROWS = 200
-# Clicks per recorder batch (the demo seeder's reasoning: more clicks per rollup row).
-CLICK_BATCH = 50_000
+# Imported clicks per batch handed to the database: two batches at most are in memory (one
+# labelled while the other is staged); and staged clicks per transaction on SQLite, which
+# stages them on disk (storage.clicks.write_staged_clicks: fewer, larger rollup passes).
+CLICK_BATCH = 100_000
+CLICKS_PER_TRANSACTION = 1_000_000
 # The suffixes tried for a taken code: code-2 ... code-99.
 MAX_SUFFIX = 99
 # An operator's import is not an API client's burst: the daily link limit does not apply.
 NO_DAILY_LIMIT = 10**12
-USER_AGENT_LENGTH = 512  # as visits crop it
 
 
 class Outcome(msgspec.Struct, omit_defaults=True):
@@ -286,21 +290,59 @@ def _apply_rows(
     return created
 
 
-def _clicks(link_id: int, account_id: int, visits: list[ImportedVisit]) -> Iterator[Click]:
-    for visit in visits:
-        user_agent = visit.user_agent[:USER_AGENT_LENGTH]
-        is_bot = visit.is_bot if visit.bot_final else visit.is_bot or (bool(user_agent) and classify(user_agent).is_bot)
-        yield Click(
-            link_id,
-            account_id,
-            visit.ts_ms,
-            user_agent,
-            visit.referrer,
-            visit.campaign,
-            visit.ip,
-            visit.country,
-            is_bot,
-        )
+class _HistoryWriter:
+    """Imported clicks to the database, CLICK_BATCH at a time: the next batch is labelled on
+    this thread while the previous one is staged on the database's (SQLite's C code, which
+    runs without the GIL), and what is staged is stored every CLICKS_PER_TRANSACTION clicks and
+    at the end (`finish`). `on_clicks(n)` as clicks are handed over, for a progress bar."""
+
+    def __init__(self, db: Database, labels: HistoryLabels, on_clicks: Callable[[int], None]):
+        self.db, self.labels, self.on_clicks = db, labels, on_clicks
+        self.batch: list[click_store.StoredClick] = []
+        self.staged = 0  # since the last transaction
+        self.position = 0
+        self._staging: asyncio.Future[None] | None = None
+
+    def add(self, link_id: int, account_id: int, visit: ImportedVisit) -> None:
+        self.batch.append(self.labels.stored(link_id, account_id, visit))
+
+    @property
+    def full(self) -> bool:
+        return len(self.batch) >= CLICK_BATCH
+
+    async def send(self) -> None:
+        """Hand the batch over once the previous one is staged."""
+        await self._staged()
+        if self.batch:
+            # A link's clicks together, oldest first: its raw rows' index is written in order.
+            batch, self.batch = sorted(self.batch, key=_link_and_time), []
+            self._staging = asyncio.ensure_future(self._stage(batch, self.position))
+            self.position += len(batch)
+
+    async def finish(self) -> None:
+        await self.send()
+        await self._staged()
+        if self.staged:
+            await self.db.write(click_store.write_staged_clicks)
+            self.staged = 0
+
+    async def _staged(self) -> None:
+        if self._staging is not None:
+            staging, self._staging = self._staging, None
+            await staging
+        if self.staged >= CLICKS_PER_TRANSACTION:
+            await self.db.write(click_store.write_staged_clicks)
+            self.staged = 0
+
+    async def _stage(self, batch: list[click_store.StoredClick], first_position: int) -> None:
+        written = await self.db.write(click_store.stage_imported_clicks, batch, first_position)
+        if not written:  # staged, to be written with the next transaction
+            self.staged += len(batch)
+        self.on_clicks(len(batch))
+
+
+def _link_and_time(click: click_store.StoredClick) -> tuple[int, int]:
+    return click.link_id, click.ts
 
 
 async def run_import(
@@ -314,10 +356,12 @@ async def run_import(
     on_rows: Callable[[int], None] = lambda _count: None,
     stop: StopRequest | None = None,
     history: History | None = None,
+    on_clicks: Callable[[int], None] = lambda _count: None,
 ) -> ImportReport:
     """Import `rows` into the account of `email` (created, with Pro, if new); `on_rows(n)`
-    after every n rows done, for a progress bar. When `stop` is requested the import ends
-    between two chunks: the rows not reached are reported as skipped, every row before is in."""
+    after every n rows done, and `on_clicks(n)` after every n clicks, for progress bars. When
+    `stop` is requested the import ends between two chunks: the rows not reached are reported
+    as skipped, every row before is in."""
     if policy not in POLICIES:
         raise ValidationError("--on-conflict", f"must be one of {', '.join(POLICIES)}")
     db = open_database(config.storage.location)
@@ -340,6 +384,7 @@ async def run_import(
             on_rows=on_rows,
             stop=stop,
             history=history,
+            on_clicks=on_clicks,
         )
     finally:
         db.close()
@@ -359,6 +404,7 @@ async def import_rows(
     stop: StopRequest | None = None,
     changed: Callable[[str], None] = lambda _code: None,
     history: History | None = None,
+    on_clicks: Callable[[int], None] = lambda _count: None,
 ) -> ImportReport:
     """`run_import` on an open database and account; `changed(code)` for each link created
     (a server's link cache may hold the code as unknown). `history`, for a source too big to
@@ -366,9 +412,7 @@ async def import_rows(
     click of a row created now is recorded, the rest passed over, never all in memory."""
     if policy not in POLICIES:
         raise ValidationError("on_conflict", f"must be one of {', '.join(POLICIES)}")
-    recorder = ClickRecorder(
-        db, msgspec.structs.replace(config.clicks, batch_size=CLICK_BATCH, queue_size=2 * CLICK_BATCH)
-    )
+    writer = _HistoryWriter(db, HistoryLabels(open_table(config.geoip.path)), on_clicks)
     blocked = blocked_hosts(config.public.blocked_hosts)
     planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
     stopped = policy == "fail" and any(item.conflict for item in planned)
@@ -388,18 +432,18 @@ async def import_rows(
                 assert item.row is not None, "only rows are created"
                 if item.row.code is not None:
                     created[item.row.code] = (link_id, item.outcome)
-                for click in _clicks(link_id, account_id, item.row.visits):
-                    recorder.record(click)
-                    if recorder.pending >= CLICK_BATCH:
-                        await recorder.flush()
+                for visit in item.row.visits:
+                    writer.add(link_id, account_id, visit)
+                    if writer.full:
+                        await writer.send()
                 item.row.visits = []  # recorded: not held for the rest of the import
             for item in chunk:
                 if item.outcome.action == "create" and item.outcome.code:
                     changed(item.outcome.code)
             on_rows(len(chunk))
         if history is not None and not interrupted:
-            await _record_history(recorder, account_id, history, created, stop)
-        await recorder.flush()
+            await _record_history(writer, account_id, history, created, stop)
+        await writer.finish()
     elif history is not None and not stopped:  # a dry run counts the history each row would bring
         wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
         for code, _visit in history():
@@ -414,23 +458,22 @@ History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
 
 
 async def _record_history(
-    recorder: ClickRecorder,
+    writer: _HistoryWriter,
     account_id: int,
     history: History,
     created: dict[str, tuple[int, Outcome]],
     stop: StopRequest | None,
 ) -> None:
-    """The clicks of the links created now, through the recorder in batches of CLICK_BATCH."""
+    """The clicks of the links created now, in batches of CLICK_BATCH."""
     for code, visit in history():
         found = created.get(code)
         if found is None:
             continue  # a link not created now (skipped, refused, or already here) keeps its history
         link_id, outcome = found
         outcome.visits += 1
-        for click in _clicks(link_id, account_id, [visit]):
-            recorder.record(click)
-        if recorder.pending >= CLICK_BATCH:
-            await recorder.flush()
+        writer.add(link_id, account_id, visit)
+        if writer.full:
+            await writer.send()
             if stop is not None and stop.requested:
                 return
 

@@ -128,8 +128,29 @@ def iso_time(field: str, text: str) -> str:
     return to_iso(moment(field, text))
 
 
+# MySQL's DATETIME as dumps write it (YOURLS' click_time), one per click of a log: read as the
+# day's and the time of day's milliseconds, each worked out once (a few thousand days, at
+# most 86,400 times of day) rather than parsed again for every click.
+_DATETIME = re.compile(r"\d{4}-\d\d-\d\d[ T]([01]\d|2[0-3]):[0-5]\d:[0-5]\d")
+_DAY_MS: dict[str, int] = {}
+_TIME_OF_DAY_MS: dict[str, int] = {}
+
+
 def epoch_ms(field: str, text: str) -> int:
     """A source's date-time as Unix milliseconds, as clicks are stamped."""
+    day_ms, time_ms = _DAY_MS.get(text[:10]), _TIME_OF_DAY_MS.get(text[11:])
+    if day_ms is not None and time_ms is not None and len(text) == 19 and text[10] in " T":
+        return day_ms + time_ms
+    if len(text) == 19 and _DATETIME.fullmatch(text):
+        try:
+            day_ms = int(datetime.fromisoformat(text[:10]).replace(tzinfo=UTC).timestamp()) * 1000
+        except ValueError:
+            pass  # e.g. a 31st of February: `moment` says why
+        else:
+            _DAY_MS[text[:10]] = day_ms
+            hours, minutes, seconds = text[11:].split(":")
+            time_ms = _TIME_OF_DAY_MS[text[11:]] = (int(hours) * 3600 + int(minutes) * 60 + int(seconds)) * 1000
+            return day_ms + time_ms
     return int(moment(field, text).timestamp() * 1000)
 
 

@@ -287,3 +287,76 @@ def _replace_nul(value: Any) -> Any:
     if isinstance(value, list):
         return [_replace_nul(item) for item in value]
     return value
+
+
+# Imported history (shortlink.app.imports): written by an import, which has no event loop to keep
+# free, in transactions far larger than a live batch, as a rollup pass rewrites every page it
+# touches (the rollups of a long history are spread over the whole of each table). On SQLite,
+# batches are staged in a temporary table, each with one executemany (reading a JSON array took
+# a third of a live batch's time), then one trigger stores all that is staged with the same
+# statements as a live batch (`_counting`): rollups are kept exactly as for visits. PostgreSQL
+# takes the live path at once, a batch per transaction: its statements read the JSON themselves.
+IMPORT_BATCH_PLACES = ", ".join("?" * (len(StoredClick._fields) + 1))
+
+
+def stage_imported_clicks(conn: Connection, batch: list[StoredClick], first_position: int) -> int:
+    """Stage a batch of imported clicks (their order in the batch numbered from
+    `first_position`); returns how many were stored at once (all of them on PostgreSQL,
+    less those of links deleted meanwhile; none on SQLite: see `write_staged_clicks`)."""
+    if on_postgres(conn):
+        while missing := _write_batch_postgres(conn, encode_batch(batch), with_events=False):
+            batch = [click for click in batch if click.link_id not in missing]
+        return len(batch)
+    for statement in _SQLITE_IMPORT_WRITER:
+        conn.execute(statement)
+    with transaction(conn):  # the temporary table's own: nothing of the database changes
+        if first_position == 0:  # a new import: nothing left by one that failed on this connection
+            conn.execute("DELETE FROM imported_clicks")
+        conn.executemany(
+            f"INSERT INTO imported_clicks VALUES ({IMPORT_BATCH_PLACES})",
+            ((*click, position) for position, click in enumerate(batch, start=first_position)),
+        )
+    return 0
+
+
+def write_staged_clicks(conn: Connection) -> int:
+    """Store every staged click in one transaction, as `write_batch` stores a batch (raw rows,
+    counters, rollups), leaving out those of links deleted meanwhile; returns how many."""
+    if on_postgres(conn):
+        return 0
+    for statement in _SQLITE_IMPORT_WRITER:
+        conn.execute(statement)
+    while True:
+        with transaction(conn):
+            conn.execute("DELETE FROM imported_clicks WHERE link_id NOT IN (SELECT id FROM links)")
+        staged = conn.execute("SELECT count(*) FROM imported_clicks").fetchone()[0]
+        try:
+            if staged:
+                conn.execute("INSERT INTO imported_click_batches (batch) VALUES (NULL)")
+        except sqlite3.IntegrityError as error:
+            if str(error) != _DELETED_LINKS:
+                raise
+            continue  # a link deleted by another process since the DELETE above
+        with transaction(conn):
+            conn.execute("DELETE FROM imported_clicks")
+        return staged
+
+
+def _sqlite_import_writer() -> tuple[str, ...]:
+    """The writer connection's temporary objects for imported clicks: the staging table, and
+    the trigger that stores it in one statement (see `_sqlite_batch_writer`)."""
+    body = [
+        f"SELECT RAISE(ABORT, {_literal(_DELETED_LINKS)})"
+        " WHERE EXISTS (SELECT 1 FROM imported_clicks WHERE link_id NOT IN (SELECT id FROM links))",
+        *_counting("imported_clicks AS b"),
+    ]
+    return (
+        "SELECT 1 FROM sqlite_schema LIMIT 0",
+        f"CREATE TEMP TABLE IF NOT EXISTS imported_clicks ({', '.join(StoredClick._fields)}, position)",
+        "CREATE TEMP VIEW IF NOT EXISTS imported_click_batches (batch) AS SELECT NULL",
+        "CREATE TEMP TRIGGER IF NOT EXISTS write_imported_click_batch INSTEAD OF INSERT ON imported_click_batches"
+        " BEGIN " + "; ".join(body) + "; END",
+    )
+
+
+_SQLITE_IMPORT_WRITER = _sqlite_import_writer()
