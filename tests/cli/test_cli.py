@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
-import pty
 import re
-import select
 import signal
 import sqlite3
-import struct
 import subprocess
 import sys
-import termios
 import time
 from contextlib import closing
 
@@ -26,6 +21,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import backup
 from shortlink.times import utcnow
 from tests.conftest import SHORT_HOST, run_cli
+from tests.support.terminal import on_terminal
 
 EMAIL = "cli@example.com"
 
@@ -146,35 +142,6 @@ def test_links_show_and_delete(seeded, conn):
     }
     assert cli_json("links", "show", ids["api"], *db, code=2)["error"]["code"] == "NOT_FOUND"
     assert cli_json("links", "delete", ids["api"], "--yes", *db, code=2)["error"]["code"] == "NOT_FOUND"
-
-
-def on_terminal(*args: str, answer: bytes = b"", columns: int = 100) -> tuple[int, str]:
-    """Run `shortlink` on a pseudo-terminal (stdin, stdout and stderr), typing `answer`."""
-    leader, follower = pty.openpty()
-    # A terminal of real size: on a 0-column one progress bars have no room to draw.
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shortlink", *args], stdin=follower, stdout=follower, stderr=follower, close_fds=True
-    )
-    os.close(follower)
-    if answer:
-        os.write(leader, answer)
-    output = b""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 1)
-        if ready:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the process ended and closed the terminal
-                break
-            if not chunk:
-                break
-            output += chunk
-        elif process.poll() is not None:
-            break
-    os.close(leader)
-    return process.wait(timeout=300), output.decode(errors="replace")
 
 
 def test_delete_asks_on_a_terminal(seeded, conn):

@@ -6,14 +6,7 @@ what its general one reads."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import os
-import pty
 import random
-import struct
-import subprocess
-import sys
-import termios
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -33,9 +26,10 @@ from shortlink.storage import links as link_store
 from shortlink.visits.classify import classify
 from shortlink.visits.countries import open_table
 from tests.cli.test_import import EMAIL, analytics, import_json, link_by_code
-from tests.conftest import SHORT_HOST, bearer
+from tests.conftest import SHORT_HOST, bearer, run_cli
 from tests.support.helpers import store_link
 from tests.support.load import assert_rollups_match_raw_clicks
+from tests.support.terminal import on_terminal
 
 AGENTS = [
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -169,38 +163,18 @@ def test_the_dump_reader_reads_rows_of_every_shape():
     assert second.ts_ms - first.ts_ms == 1000
 
 
-def on_terminal(command: list[str]) -> bytes:
-    """What `command` writes on its standard error when that is a terminal (80 columns)."""
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # tqdm draws nothing in 0 columns
-    try:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=terminal)
-        os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # the command ended and closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        assert process.wait(timeout=300) == 0
-    finally:
-        os.close(controller)
-    return shown
-
-
 def test_the_click_pass_shows_a_bar_on_a_terminal_and_nothing_elsewhere(db_path, tmp_path):
     dump = tmp_path / "yourls.sql"
     write_dump(dump, clicks=60)
-    command = [sys.executable, "-m", "shortlink", "import", "yourls", str(dump), "--email", EMAIL, "--db"]
-    piped = subprocess.run([*command, str(db_path)], capture_output=True, text=True, check=True, timeout=300)
+    command = ["import", "yourls", str(dump), "--email", EMAIL, "--db"]
+    piped = run_cli(*command, str(db_path))
     assert "clicks" not in piped.stderr and piped.stdout.strip().endswith("0 refused")
     # One line, redrawn (tqdm's carriage returns), on the terminal the command was given.
-    shown = on_terminal([*command, str(tmp_path / "other.db")])
-    assert b"import: clicks" in shown and b"\r" in shown and b"\n" not in shown.replace(b"\r\n", b"")
-    assert b"import: clicks" not in on_terminal([*command, str(tmp_path / "third.db"), "--json"])
+    code, shown = on_terminal(*command, str(tmp_path / "other.db"), columns=80)
+    bar = [line for line in shown.split("\r\n") if "import: clicks" in line]
+    assert code == 0 and len(bar) == 1 and "\r" in bar[0]
+    code, shown = on_terminal(*command, str(tmp_path / "third.db"), "--json", columns=80)
+    assert code == 0 and "import: clicks" not in shown
 
 
 def test_staged_clicks_of_a_link_deleted_meanwhile_are_left_out(db_path):

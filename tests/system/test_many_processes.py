@@ -13,9 +13,10 @@ import json
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -77,9 +78,13 @@ def visit_status(server: LiveServer, code: str) -> int:
 
 def seconds_until(server: LiveServer, code: str, status: int) -> float:
     """How long the server took to answer `status` for the code, polled; fails past the bound."""
+    return seconds_until_seen(lambda: visit_status(server, code), lambda answered: answered == status)
+
+
+def seconds_until_seen(observe: Callable[[], object], wanted: Callable[[Any], bool]) -> float:
     started = time.monotonic()
-    while (answered := visit_status(server, code)) != status:
-        assert time.monotonic() - started < INVALIDATION_SECONDS, f"still {answered} after {INVALIDATION_SECONDS} s"
+    while not wanted(seen := observe()):
+        assert time.monotonic() - started < INVALIDATION_SECONDS, f"still {seen!r} after {INVALIDATION_SECONDS} s"
         time.sleep(0.02)
     return time.monotonic() - started
 
@@ -117,14 +122,6 @@ def android_location(server: LiveServer, code: str) -> str:
         conn.close()
 
 
-def seconds_until_sent_to(server: LiveServer, code: str, prefix: str) -> float:
-    started = time.monotonic()
-    while not (location := android_location(server, code)).startswith(prefix):
-        assert time.monotonic() - started < INVALIDATION_SECONDS, f"still sent to {location}"
-        time.sleep(0.02)
-    return time.monotonic() - started
-
-
 def test_an_app_removed_through_one_process_stops_opening_on_the_other_at_once(pair):
     # The app rides in the link cache entry of each link that opens it: the other process must
     # forget those links too, not only the one that removed the app.
@@ -137,9 +134,9 @@ def test_an_app_removed_through_one_process_stops_opening_on_the_other_at_once(p
     assert android_location(b, link["shortCode"]) == "https://shop.example/p/1"  # cached by B
     body = {"appId": app["data"]["id"], "deepPath": "/p/1"}
     assert api(a, key, "PUT", f"/links/{link['id']}/app", body)[0] == 200
-    seconds_until_sent_to(b, link["shortCode"], "intent://")
+    seconds_until_seen(lambda: android_location(b, link["shortCode"]), lambda to: to.startswith("intent://"))
     assert api(a, key, "DELETE", f"/apps/{app['data']['id']}")[0] == 200
-    seconds_until_sent_to(b, link["shortCode"], "https://shop.example/p/1")
+    seconds_until_seen(lambda: android_location(b, link["shortCode"]), lambda to: to == "https://shop.example/p/1")
 
 
 def test_sixty_requests_a_minute_per_key_hold_across_both_processes(pair):
