@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -191,19 +191,7 @@ def visitor_hash(day_key: bytes, ip: str, user_agent: str) -> int:
 
 
 def warm_up() -> None:
-    """Load the user-agent tables now rather than in the first batch, so clicks arriving just
-    after start-up don't pile up behind the loading. Not the Android model table: see
-    `needs_android_models`."""
+    """Load the user-agent tables now (seconds of CPU: docs/performance.md) rather than in the
+    first batch, so clicks arriving just after start-up don't pile up behind the loading."""
     ua_parser.parse("Mozilla/5.0")
-
-
-def needs_android_models(user_agents: Iterable[str]) -> bool:
-    """Whether labelling these agents needs the Android model table, not compiled yet. It costs
-    seconds of CPU (docs/performance.md) that most starts, a CLI command's or a short-lived
-    server's, never need: the click writer compiles it off the event loop, before the
-    first batch holding an Android agent with a model name."""
-    return _android_models.cache_info().currsize == 0 and any(_ANDROID_MODEL.search(agent) for agent in user_agents)
-
-
-def load_android_models() -> None:
     _android_models()

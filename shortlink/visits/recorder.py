@@ -169,8 +169,6 @@ class ClickRecorder:
         """Labels and visitor hashes, on the event loop in chunks so visits keep flowing."""
         if self.shared_keys is not None:
             await self._share_day_keys({click.ts // DAY_MS for click in batch})
-        if enrich.needs_android_models(click.user_agent for click in batch):
-            await asyncio.to_thread(enrich.load_android_models)
         stored: list[click_store.StoredClick] = []
         for start in range(0, len(batch), ENRICH_CHUNK):
             if start:

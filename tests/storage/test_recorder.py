@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -325,49 +323,6 @@ async def test_raw_retention_deletes_old_clicks_and_changes_no_analytics_answer(
     ]
     assert len(before[0].recent_clicks) == 3 and after[0].recent_clicks == []
     assert after[1:] == before[1:]  # ranges of `days` (at most 366) change in nothing
-
-
-# A phone that does not say "Mobile" (Chrome's desktop mode): only Matomo's model table knows.
-GALAXY_S23 = (
-    "Mozilla/5.0 (Linux; Android 13; SM-S911B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
-)
-FIRST_ANDROID_CLICK = """
-import asyncio, sys, time
-from shortlink.config import ClicksConfig
-from shortlink.storage.sqlite import SqliteDatabase
-from shortlink.visits import enrich
-from shortlink.visits.click import Click
-from shortlink.visits.recorder import ClickRecorder
-
-async def main():
-    db = SqliteDatabase(sys.argv[1])
-    recorder = ClickRecorder(db, ClicksConfig(flush_interval_ms=60_000))
-    await recorder.start()
-    print(enrich.needs_android_models([sys.argv[2]]))
-    link_id, account_id, now = int(sys.argv[3]), int(sys.argv[4]), int(time.time() * 1000)
-    recorder.record(Click(link_id, account_id, now, sys.argv[2], "", "", "8.8.8.8", "", False))
-    await recorder.stop()
-    print(enrich.needs_android_models([sys.argv[2]]))
-    db.close()
-
-asyncio.run(main())
-"""
-
-
-@pytest.mark.slow
-def test_the_android_model_table_waits_for_the_first_android_click_and_labels_it(db_path, links):
-    # Compiling it takes seconds of CPU: a start (a server's, a CLI command's) no longer pays
-    # it, and the first batch that needs it waits for it rather than labelling without it.
-    ran = subprocess.run(
-        [sys.executable, "-c", FIRST_ANDROID_CLICK, str(db_path), GALAXY_S23, *map(str, links[0])],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    assert ran.stdout.split() == ["True", "False"], ran.stderr
-    conn = connect(db_path)
-    try:
-        assert [tuple(row) for row in conn.execute("SELECT device FROM clicks")] == [("mobile",)]
-    finally:
-        conn.close()
 
 
 async def test_stop_ends_the_writer_even_when_a_click_wakes_it_at_that_moment(database, links):
