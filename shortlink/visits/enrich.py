@@ -24,6 +24,7 @@ from shortlink.bio.rules import referrer_label
 from shortlink.storage.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.visits import matomo
 from shortlink.visits.countries import CountryTable
+from shortlink.visits.model_patterns import PatternGroup
 
 DEVICES = ("mobile", "tablet", "desktop", OTHER_DEVICE)
 
@@ -75,8 +76,8 @@ _ANDROID_MODEL = re.compile(r"Android[ /][\d._]*; ?(?:[a-z]{2}[-_][a-z]{2}; ?)?(
 
 
 @lru_cache(maxsize=1)
-def _android_models() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """(label, pattern) for every model Matomo's device-detector lists, desktops first, then
+def _android_models() -> tuple[tuple[str, PatternGroup], ...]:
+    """(label, patterns) for every model Matomo's device-detector lists, desktops first, then
     for brands whose models it does not list: a listed model is surer than a brand's default."""
     brands = matomo.rules(_MATOMO_MODELS, dict)
     labels = ("desktop", "tablet", "other", "mobile")
@@ -89,10 +90,7 @@ def _android_models() -> tuple[tuple[str, re.Pattern[str]], ...]:
             if label and model["regex"]:
                 found[label].append(model["regex"])
     return tuple(
-        (label, re.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns[label]) + ")", re.IGNORECASE))
-        for patterns in (models, unlisted)
-        for label in labels
-        if patterns[label]
+        (label, PatternGroup(patterns[label])) for patterns in (models, unlisted) for label in labels if patterns[label]
     )
 
 
@@ -101,12 +99,12 @@ def _android_device(user_agent: str) -> str:
     name = model.group(1).strip() if model is not None else ""
     says_mobile = "Mobile" in user_agent
     models = _android_models() if name else ()
-    phone = says_mobile and any(known.match(name) for label, known in models if label == "mobile")
+    phone = says_mobile and any(known.matches_at_start(name) for label, known in models if label == "mobile")
     for label, known in models:
-        found = known.search(name)
+        start = known.search_start(name)
         # Set-top boxes and TVs never say "Mobile", and their model names are short and loose;
         # a phone's whole name beats another kind's pattern for only its tail.
-        if found and not (says_mobile and (label == "other" or (phone and found.start() > 0))):
+        if start is not None and not (says_mobile and (label == "other" or (phone and start > 0))):
             return label
     if _TABLET_NAME.search(name):
         return "tablet"
