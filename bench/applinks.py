@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import DESKTOP_UA, free_port, have_wrk, wait_until_serving, wrk_arguments, wrk_results
+from bench.redirects import (
+    DESKTOP_UA,
+    Case,
+    cases_in_turn,
+    free_port,
+    have_wrk,
+    print_cases,
+    wait_until_serving,
+    wrk_arguments,
+    wrk_results,
+)
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.applinks import service as apps
@@ -94,29 +103,17 @@ def main() -> int:
         )
     try:
         wait_until_serving(port)
-        for path, agent in cases.values():
-            measure(base + path, 2, args.connections, agent)  # warm-up: every link cached
-        throughput: dict[str, list[float]] = {name: [] for name in cases}
-        latency: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-        for _ in range(args.rounds):
-            for name, (path, agent) in cases.items():
-                throughput[name].append(measure(base + path, args.seconds, args.connections, agent)["rps"])
-                alone = measure(base + path, args.seconds, 1, agent)
-                latency[name].append((alone["p50"], alone["p99"]))
+        runs: dict[str, Case] = {
+            name: lambda seconds, connections, url=base + path, agent=agent: measure(url, seconds, connections, agent)
+            for name, (path, agent) in cases.items()
+        }
+        throughput, latency = cases_in_turn(runs, args)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
-    ordinary = statistics.median(throughput["ordinary link, desktop"])
     print(f"{args.rounds} rounds of {args.seconds} s per case and mode")
-    for name in cases:
-        rps = statistics.median(throughput[name])
-        p50 = statistics.median(p50 for p50, _ in latency[name])
-        p99 = statistics.median(p99 for _, p99 in latency[name])
-        print(
-            f"{name:<24} {rps:>8.0f} req/s ({rps / ordinary:6.1%} of the ordinary link) with {args.connections}"
-            f" connections;  one connection: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
-        )
+    print_cases(throughput, latency, "ordinary link, desktop", "the ordinary link", args)
     return 0
 
 

@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.redirects import free_port, have_wrk, wait_until_serving, wrk, wrk_arguments
+from bench.redirects import (
+    Case,
+    cases_in_turn,
+    free_port,
+    have_wrk,
+    print_cases,
+    wait_until_serving,
+    wrk,
+    wrk_arguments,
+)
 from shortlink import accounts
 from shortlink.app.hosts import Hosts
 from shortlink.bio import service as bio_service
@@ -78,29 +86,17 @@ def main() -> int:
         )
     try:
         wait_until_serving(port)
-        for path in paths.values():
-            wrk(base + path, 2, args.connections)  # warm-up: the page is rendered and cached
-        throughput: dict[str, list[float]] = {name: [] for name in paths}
-        latency: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
-        for _ in range(args.rounds):
-            for name, path in paths.items():
-                throughput[name].append(wrk(base + path, args.seconds, args.connections)["rps"])
-                alone = wrk(base + path, args.seconds, 1)
-                latency[name].append((alone["p50"], alone["p99"]))
+        runs: dict[str, Case] = {
+            name: lambda seconds, connections, url=base + path: wrk(url, seconds, connections)
+            for name, path in paths.items()
+        }
+        throughput, latency = cases_in_turn(runs, args)  # the warm-up renders and caches the page
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
-    bare = statistics.median(throughput["bare 302"])
     print(f"{args.rounds} rounds of {args.seconds} s per endpoint and mode; a page of {args.buttons} buttons")
-    for name in paths:
-        rps = statistics.median(throughput[name])
-        p50 = statistics.median(p50 for p50, _ in latency[name])
-        p99 = statistics.median(p99 for _, p99 in latency[name])
-        print(
-            f"{name:<20} {rps:>8.0f} req/s ({rps / bare:6.1%} of bare) with {args.connections} connections;"
-            f"  one connection: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
-        )
+    print_cases(throughput, latency, "bare 302", "bare", args)
     return 0
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -197,6 +198,40 @@ def have_wrk() -> bool:
         print("wrk is needed: apt-get install wrk", file=sys.stderr)
         return False
     return True
+
+
+Case = Callable[[int, int], dict]  # (seconds, connections) -> wrk's figures
+
+
+def cases_in_turn(cases: dict[str, Case], args) -> tuple[dict[str, list[float]], dict[str, list[tuple[float, float]]]]:
+    """Each case's requests/s with `args.connections` and its p50/p99 on one connection, after a
+    warm-up, the cases in turn within each round so that the machine's drift falls on all alike."""
+    for run in cases.values():
+        run(2, args.connections)
+    throughput: dict[str, list[float]] = {name: [] for name in cases}
+    latency: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for _ in range(args.rounds):
+        for name, run in cases.items():
+            throughput[name].append(run(args.seconds, args.connections)["rps"])
+            alone = run(args.seconds, 1)
+            latency[name].append((alone["p50"], alone["p99"]))
+    return throughput, latency
+
+
+def print_cases(
+    throughput: dict[str, list[float]], latency: dict[str, list[tuple[float, float]]], reference: str, words: str, args
+) -> None:
+    """A line per case: median requests/s, as a share of `reference`'s, and median latencies."""
+    width = max(map(len, throughput)) + 2
+    against = statistics.median(throughput[reference])
+    for name in throughput:
+        rps = statistics.median(throughput[name])
+        p50 = statistics.median(p50 for p50, _ in latency[name])
+        p99 = statistics.median(p99 for _, p99 in latency[name])
+        print(
+            f"{name:<{width}} {rps:>8.0f} req/s ({rps / against:6.1%} of {words}) with {args.connections}"
+            f" connections;  one connection: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
+        )
 
 
 def measure(
