@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.analytics import report
 from shortlink.analytics.ranges import Range
 from shortlink.config import load_config

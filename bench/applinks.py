@@ -30,7 +30,7 @@ from bench.redirects import (
     wrk_arguments,
     wrk_results,
 )
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.applinks import service as apps
 from shortlink.applinks.schema import AndroidApp, CreateApp, IosApp, SetLinkApp

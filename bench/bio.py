@@ -28,7 +28,7 @@ from bench.redirects import (
     wrk,
     wrk_arguments,
 )
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.bio import service as bio_service
 from shortlink.bio.schema import SavePage

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from bench.redirects import DESKTOP_UA, free_port, fresh_copy, paced_script, wait_until_serving, wrk
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect

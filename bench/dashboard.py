@@ -24,7 +24,7 @@ from pathlib import Path
 from litestar.testing import TestClient
 
 from bench.analytics import seed_account
-from shortlink import signin
+from shortlink.accounts import passwords, sessions
 from shortlink.config import load_config
 from shortlink.storage import connect
 from shortlink.web.app import create_app
@@ -86,7 +86,7 @@ def main() -> int:
     if args.db is None:
         seed_account(config, EMAIL, args.links, args.clicks, args.days)
         conn = connect(config.storage.path)
-        signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
+        sessions.set_password(conn, EMAIL, passwords.hash_password(PASSWORD))
         conn.close()
     with TestClient(app=create_app(config)) as client:
         form = client.get("/login").text

@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 from bench.redirects import free_port, have_wrk, wait_until_serving, wrk, wrk_arguments
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink

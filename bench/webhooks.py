@@ -36,7 +36,7 @@ from bench.redirects import (
     wrk,
     wrk_arguments,
 )
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink

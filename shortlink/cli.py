@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import msgspec
 import shtab
 
-from shortlink import accounts, signin
+from shortlink.accounts import passwords, sessions
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.app.webhooks import installation_key
 from shortlink.config import Config, ConfigError, load_config
@@ -501,8 +502,8 @@ def _read_password(from_stdin: bool) -> str:
 
 def cmd_account_password(args: argparse.Namespace) -> Output:
     """Ends every dashboard session of the account, as a password change there does."""
-    password_hash = signin.hash_password(_read_password(args.password_stdin))
-    account = _with_db(args, lambda conn: signin.set_password(conn, args.email, password_hash))
+    password_hash = passwords.hash_password(_read_password(args.password_stdin))
+    account = _with_db(args, lambda conn: sessions.set_password(conn, args.email, password_hash))
     text = f"password set for {account['email']}; its dashboard sessions have been signed out"
     return {"email": account["email"], "userId": account["public_id"]}, text
 

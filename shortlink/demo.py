@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.config import Config
 from shortlink.errors import ValidationError

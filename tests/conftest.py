@@ -12,7 +12,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
 from shortlink.web.app import bind, create_app

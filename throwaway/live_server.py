@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 
 

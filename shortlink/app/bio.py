@@ -32,7 +32,7 @@ from shortlink.bio.rules import normalise_handle, refuse_full_page
 from shortlink.bio.schema import BioPage, BioStats, SavePage
 from shortlink.errors import ValidationError
 from shortlink.links.schema import CreateLink, Link
-from shortlink.pages import render
+from shortlink.pages.templated import render
 from shortlink.storage import Database
 from shortlink.storage import bio as store
 from shortlink.times import day_of, utcnow

@@ -26,7 +26,7 @@ from typing import Literal, cast
 
 import msgspec
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.analytics import rawclicks
 from shortlink.app.hosts import Hosts
 from shortlink.applinks.service import attach_imported_app
@@ -36,6 +36,7 @@ from shortlink.imports import PARSERS, POLICIES, Policy
 from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
 from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow
+from shortlink.links import passwords as link_passwords
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
@@ -134,7 +135,7 @@ def _plan_row(
         body, changes = _body(row)
         service.check_new_link(body, is_ours, blocked)  # the destination, title... before the code
         if row.password_hash is not None:
-            rules.validate_password_hash(row.password_hash)
+            link_passwords.validate_password_hash(row.password_hash)
         code, note, conflict = _code_for(conn, row, policy, known)
         if conflict:
             return _Planned(

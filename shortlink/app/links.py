@@ -18,7 +18,8 @@ import msgspec
 from shortlink import qr
 from shortlink.app.hosts import Hosts
 from shortlink.errors import ShortlinkError, field_error
-from shortlink.links import rules, service
+from shortlink.links import passwords as link_passwords
+from shortlink.links import service
 from shortlink.links import tags as tagging
 from shortlink.links.bulk import BulkActionResult, BulkItemResult, BulkLinkAction, ItemError, check_action
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
@@ -27,10 +28,10 @@ from shortlink.times import utcnow
 from shortlink.webhooks import outbox
 
 
-async def hash_password(password: str | None) -> str | None:
+async def hash_in_thread(password: str | None) -> str | None:
     # The slow hash runs in a worker thread: neither the event loop nor the
     # database writer waits on it.
-    return None if password is None else await asyncio.to_thread(rules.hash_password, password)
+    return None if password is None else await asyncio.to_thread(link_passwords.hash_password, password)
 
 
 def _nothing(_code: str = "") -> None:
@@ -62,7 +63,7 @@ class Links:
 
     async def create(self, account_id: int, body: CreateLink, source: Source) -> Link:
         if body.password is not None:
-            rules.validate_password(body.password)  # before the slow hash, not after
+            link_passwords.validate_password(body.password)  # before the slow hash, not after
         link = await self.db.write(
             outbox.create_link,
             account_id,
@@ -71,7 +72,7 @@ class Links:
             base=self.hosts.base_for_account(account_id),
             daily_limit=self.daily_limit,
             now=utcnow(),
-            password_hash=await hash_password(body.password),
+            password_hash=await hash_in_thread(body.password),
             fetch_title=self.fetch_titles,
             source=source,
             blocked=self.blocked,
@@ -130,7 +131,7 @@ class Links:
     async def update(self, account_id: int, link_id: str, patch: UpdateLink) -> Link:
         password = patch.password if isinstance(patch.password, str) else None
         if password is not None:
-            rules.validate_password(password)
+            link_passwords.validate_password(password)
         link, code = await self.db.write(
             outbox.update_link,
             account_id,
@@ -138,7 +139,7 @@ class Links:
             patch,
             base=self.hosts.base_for_account(account_id),
             now=utcnow(),
-            password_hash=await hash_password(password),
+            password_hash=await hash_in_thread(password),
         )
         self._changed(code)
         self._events_written()

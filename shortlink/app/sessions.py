@@ -6,11 +6,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from shortlink import signin
+from shortlink.accounts import passwords, sessions
+from shortlink.accounts.schema import SessionAccount
+from shortlink.accounts.sessions import SignInFailed
 from shortlink.client_address import client_bucket
 from shortlink.errors import RateLimitedError
 from shortlink.ratelimit import Limiter
-from shortlink.signin import SessionAccount, SignInFailed
 from shortlink.storage import Database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import sessions as store
@@ -47,7 +48,7 @@ class Sessions:
         await self._throttle(email, address)
         account = await self.db.read(account_store.account_by_email, email.strip())
         stored = None if account is None else account["password_hash"]
-        if not await asyncio.to_thread(signin.verify_password, stored, password):
+        if not await asyncio.to_thread(passwords.verify_password, password, stored):
             raise SignInFailed()
         assert account is not None and stored is not None
         # The session is made only if the password checked is still the account's: a
@@ -57,8 +58,8 @@ class Sessions:
     async def sign_up(self, email: str, password: str, address: str) -> str:
         """A new account, signed in; a ValidationError naming the field otherwise."""
         await self._throttle(email, address)
-        password_hash = await asyncio.to_thread(signin.hash_password, password)
-        account = await self.db.write(signin.create_account_with_password, email, password_hash)
+        password_hash = await asyncio.to_thread(passwords.hash_password, password)
+        account = await self.db.write(sessions.create_account_with_password, email, password_hash)
         return await self._start(account["id"], None)
 
     async def change_password(self, session: SessionAccount, current: str, new: str, address: str) -> str:
@@ -66,22 +67,22 @@ class Sessions:
         one. The current password is checked, and throttled, as at sign-in."""
         await self._throttle(session.email, address)
         account = await self.db.read(account_store.account_by_email, session.email)
-        if account is None or not await asyncio.to_thread(signin.verify_password, account["password_hash"], current):
+        if account is None or not await asyncio.to_thread(passwords.verify_password, current, account["password_hash"]):
             raise SignInFailed()
-        password_hash = await asyncio.to_thread(signin.hash_password, new)
-        await self.db.write(signin.set_password, session.email, password_hash)
+        password_hash = await asyncio.to_thread(passwords.hash_password, new)
+        await self.db.write(sessions.set_password, session.email, password_hash)
         return await self._start(session.account_id, None)
 
     async def sign_out(self, token: str) -> None:
-        await self.db.write(store.delete_session, signin.token_hash(token))
+        await self.db.write(store.delete_session, sessions.token_hash(token))
 
     def load(self, token: str | None) -> SessionAccount | None:
         """The live session of this cookie value: a point read, like an API key's."""
         if not token or len(token) > 100:
             return None
-        row = self.db.read_now(store.session_by_token_hash, signin.token_hash(token))
+        row = self.db.read_now(store.session_by_token_hash, sessions.token_hash(token))
         now = _now_ms()
-        if row is None or signin.is_expired(row, now, self.idle_ms, self.max_ms):
+        if row is None or sessions.is_expired(row, now, self.idle_ms, self.max_ms):
             return None
         if now - row["seen_ms"] >= SEEN_RESOLUTION_MS:
             self._in_background(self.db.write(store.touch_session, row["session_id"], now))
@@ -97,10 +98,10 @@ class Sessions:
         )
 
     def csrf(self, bound_to: str) -> str:
-        return signin.csrf_token(self._secret(), bound_to)
+        return sessions.csrf_token(self._secret(), bound_to)
 
     def csrf_matches(self, bound_to: str, sent: str) -> bool:
-        return signin.csrf_matches(self._secret(), bound_to, sent)
+        return sessions.csrf_matches(self._secret(), bound_to, sent)
 
     async def _throttle(self, email: str, address: str) -> None:
         """Two buckets: the client address (an IPv6 client is its /64), and the account as
@@ -115,13 +116,13 @@ class Sessions:
                 )
 
     async def _start(self, account_id: int, previous_token: str | None, checked_hash: str | None = None) -> str:
-        token = signin.new_token()
+        token = sessions.new_token()
         now = _now_ms()
         await self.db.write(
-            signin.start_session,
+            sessions.start_session,
             account_id,
-            signin.token_hash(token),
-            None if previous_token is None else signin.token_hash(previous_token),
+            sessions.token_hash(token),
+            None if previous_token is None else sessions.token_hash(previous_token),
             now,
             now - self.max_ms,
             now - self.idle_ms,

@@ -23,14 +23,14 @@ from shortlink.app.targeting import ClickCaps
 from shortlink.applinks import deferred
 from shortlink.applinks.visit import own_app_reply
 from shortlink.client_address import Network, address_of
-from shortlink.links.rules import verify_password
+from shortlink.links.passwords import verify_password
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.storage.labels import UNKNOWN_COUNTRY
 from shortlink.targeting.matcher import Facts
 from shortlink.targeting.schema import SimulatedResult, SimulatedVisit
 from shortlink.targeting.split import DayKeys, bucket
-from shortlink.visits import enrich, passwords, respond
+from shortlink.visits import enrich, password_entry, respond
 from shortlink.visits.cache import LinkCache, OwnApp, VisitTarget
 from shortlink.visits.classify import Visitor, classify
 from shortlink.visits.click import Click
@@ -72,7 +72,7 @@ class RememberCookie:
     def __init__(self, name: str, path: str, value: str):
         self.name, self.path, self.value = name, path, value
 
-    max_age = passwords.REMEMBER_SECONDS
+    max_age = password_entry.REMEMBER_SECONDS
 
 
 def _result(rule: int | None, variant: int | None, reply: respond.Reply, page: str) -> SimulatedResult:
@@ -171,15 +171,17 @@ class Visits:
                 # Bots never get past the form. Their posts are not checked at all, so
                 # they spend no attempt of the visitor's bucket and no scrypt time.
                 return respond.password_form(target), None
-            attempt = await self.password_limiter.take(passwords.attempt_key(self.address(request)[0], target.link_id))
+            attempt = await self.password_limiter.take(
+                password_entry.attempt_key(self.address(request)[0], target.link_id)
+            )
             if not attempt.allowed:
                 return respond.too_many_attempts(attempt.retry_after), None
             password = await read_password()
             if not password or not await asyncio.to_thread(verify_password, password, target.password_hash):
                 return respond.password_form(target, "That password is not right. Please try again."), None
             secret = self._cookie_secret()
-            value = passwords.make_cookie_value(secret, target.public_id, target.password_hash)
-            cookie = RememberCookie(passwords.cookie_name(code), f"/l/{code}", value)
+            value = password_entry.make_cookie_value(secret, target.public_id, target.password_hash)
+            cookie = RememberCookie(password_entry.cookie_name(code), f"/l/{code}", value)
         # 303: the browser follows a form POST with a GET to the destination.
         if target.rules is not None:
             return await self._routed(target, code, visitor, request, head=False, redirect_status=303), cookie
@@ -296,8 +298,8 @@ class Visits:
 
     def _remembered(self, target: VisitTarget, code: str, request: VisitRequest) -> bool:
         assert target.password_hash is not None
-        value = _cookie(request.cookie, passwords.cookie_name(code))
-        return passwords.cookie_is_valid(self._cookie_secret(), target.public_id, target.password_hash, value)
+        value = _cookie(request.cookie, password_entry.cookie_name(code))
+        return password_entry.cookie_is_valid(self._cookie_secret(), target.public_id, target.password_hash, value)
 
     def _destination(
         self,

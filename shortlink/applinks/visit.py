@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shortlink.applinks.deferred import app_store_url, play_store_url
-from shortlink.visits import pages
+from shortlink.pages import visitor as pages
 from shortlink.visits.appurls import android_intent, web_uri
 from shortlink.visits.cache import OwnApp
 from shortlink.visits.classify import Visitor

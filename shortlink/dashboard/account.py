@@ -5,11 +5,12 @@ from __future__ import annotations
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 
+from shortlink.accounts.schema import SessionAccount
+from shortlink.accounts.sessions import SignInFailed
 from shortlink.dashboard.guard import SignedInController, client_address
 from shortlink.dashboard.render import page
 from shortlink.dashboard.signin import signed_in
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.signin import SessionAccount, SignInFailed
 from shortlink.wiring import Services
 
 

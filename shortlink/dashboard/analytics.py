@@ -9,12 +9,12 @@ from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
+from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import BREAKDOWN_LABELS, AnalyticsFigures
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page
 from shortlink.errors import ValidationError
-from shortlink.signin import SessionAccount
 from shortlink.times import utcnow
 from shortlink.wiring import Services
 

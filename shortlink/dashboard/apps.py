@@ -12,13 +12,13 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
+from shortlink.accounts.schema import SessionAccount
 from shortlink.applinks.check import check_host
 from shortlink.applinks.schema import AndroidApp, CreateApp, IosApp, SetLinkApp
 from shortlink.dashboard.forms import text
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ConflictError, ValidationError
-from shortlink.signin import SessionAccount
 from shortlink.wiring import Services
 
 # Form field → the API field a ValidationError names, so the message lands beside its input.

@@ -13,6 +13,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from shortlink import qr
+from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.ranges import DEFAULT_DAYS
 from shortlink.bio.rules import moved
 from shortlink.bio.schema import BioButton, BioPage
@@ -23,7 +24,6 @@ from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import LinkFilter
-from shortlink.signin import SessionAccount
 from shortlink.wiring import Services
 
 DONE = {

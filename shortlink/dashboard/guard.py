@@ -10,8 +10,9 @@ from litestar.datastructures import Cookie
 from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 
+from shortlink.accounts.schema import SessionAccount
+from shortlink.accounts.sessions import new_token
 from shortlink.client_address import address_of
-from shortlink.signin import SessionAccount, new_token
 from shortlink.wiring import Services
 
 SESSION_COOKIE = "sl_session"

@@ -9,13 +9,13 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from shortlink import qr
+from shortlink.accounts.schema import SessionAccount
 from shortlink.dashboard import forms
 from shortlink.dashboard.guard import SignedInController, provide_session
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import LinkFilter, UpdateLink
-from shortlink.signin import SessionAccount
 from shortlink.wiring import Services
 
 PAGE_SIZE = 20

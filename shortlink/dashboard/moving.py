@@ -21,6 +21,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from litestar.response import Stream
 
+from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.csvexport import SECTIONS, analytics_csv
 from shortlink.app.imports import MAX_UPLOAD_BYTES
 from shortlink.dashboard import forms
@@ -31,7 +32,6 @@ from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.links.bulk import MAX_BULK_IDS, BulkLinkAction
 from shortlink.links.tags import TagInput
-from shortlink.signin import SessionAccount
 from shortlink.wiring import Services
 
 SOURCES = {

@@ -18,6 +18,7 @@ from litestar.template.config import TemplateConfig
 from shortlink.dashboard import charts
 from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
 from shortlink.errors import NotFoundError, ShortlinkError
+from shortlink.pages.csp import policy
 from shortlink.times import from_iso
 
 log = logging.getLogger("shortlink")
@@ -26,10 +27,7 @@ STATIC_PATH = "/static/dashboard"
 
 # Scripts and styles only from our own files (no 'unsafe-inline'); images from here and
 # the QR previews; forms post only here; no framing.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
+CONTENT_SECURITY_POLICY = policy(style="'self'", script="'self'", img="'self'", connect="'self'", form_action="'self'")
 PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "Cache-Control": "no-store",

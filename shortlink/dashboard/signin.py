@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 
+from shortlink.accounts.sessions import SignInFailed
 from shortlink.dashboard.guard import (
     FORM_COOKIE,
     SESSION_COOKIE,
@@ -17,7 +18,6 @@ from shortlink.dashboard.guard import (
 from shortlink.dashboard.links import links_page
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.signin import SignInFailed
 from shortlink.web.public import public_home
 from shortlink.wiring import Services
 

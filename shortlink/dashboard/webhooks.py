@@ -8,11 +8,11 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
+from shortlink.accounts.schema import SessionAccount
 from shortlink.dashboard.forms import text
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError, field_error
-from shortlink.signin import SessionAccount
 from shortlink.webhooks.events import EVENT_TYPES, CreateWebhook, Replay, UpdateWebhook
 from shortlink.wiring import Services
 

@@ -15,6 +15,7 @@ from msgspec import UNSET
 
 from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
 from shortlink.ids import new_id
+from shortlink.links import passwords as link_passwords
 from shortlink.links import public, rules
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
@@ -121,7 +122,7 @@ def check_new_link(body: CreateLink, is_ours: Callable[[str], bool], blocked: fr
     if body.description is not None:
         rules.validate_description(body.description)
     if body.password is not None:
-        rules.validate_password(body.password)
+        link_passwords.validate_password(body.password)
 
 
 def get_link(conn: Connection, account_id: int, link_id: str, base: str) -> Link:
@@ -183,7 +184,7 @@ def update_link(
         )
     if patch.password is not UNSET:
         if patch.password is not None:
-            rules.validate_password(patch.password)
+            link_passwords.validate_password(patch.password)
         changes["password_hash"] = None if patch.password is None else password_hash
     if not changes:
         raise ValidationError("body", "send at least one of title, isActive, expiresAt, password")

@@ -31,7 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
 from shortlink.mcp import PATH
 from shortlink.mcp import targeting as targeting_tools  # noqa: F401 - registers the link-rules tools

@@ -3,7 +3,7 @@ endpoints do. Registered with the other tools when `mcp.http` imports this modul
 
 from __future__ import annotations
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.mcp.tools import LinkArguments, LinkId, Outcome, tool
 from shortlink.targeting.schema import RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.wiring import Services

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from msgspec import Meta
 
 from shortlink import qr
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalytics, AnalyticsFigures, LinkAnalytics
 from shortlink.app.accounts import Me

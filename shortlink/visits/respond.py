@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
-from shortlink.visits import pages
+from shortlink.pages import visitor as pages
 from shortlink.visits.appurls import ESCAPE_MARKER, Plan, plan_visit
 from shortlink.visits.cache import VisitTarget
 from shortlink.visits.classify import Visitor

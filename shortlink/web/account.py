@@ -7,7 +7,7 @@ from litestar import Controller, get
 from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.app.accounts import Me
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services

@@ -9,7 +9,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, QueryParameter
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.analytics.csvexport import analytics_csv
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsResponse

@@ -15,7 +15,7 @@ from litestar.di import NamedDependency
 from litestar.enums import HttpMethod
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.applinks.association import CACHE_CONTROL, CONTENT_TYPE
 from shortlink.applinks.schema import (
     NOT_PROOF,

@@ -8,7 +8,7 @@ from litestar.di import NamedDependency
 from litestar.handlers import BaseRouteHandler
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.wiring import Services
 
 PRINCIPAL = "principal"

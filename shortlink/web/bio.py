@@ -18,7 +18,7 @@ from litestar.params import FromPath
 from shortlink import qr
 from shortlink.app.bio import RenderedPage
 from shortlink.client_address import address_of
-from shortlink.pages import BIO_CONTENT_SECURITY_POLICY
+from shortlink.pages.templated import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer, old_short_path

@@ -7,7 +7,7 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.response import Stream
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.web.analytics import From, To
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services

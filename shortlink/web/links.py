@@ -8,7 +8,7 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.links.bulk import BulkActionResponse, BulkCreateLinks, BulkCreateResponse, BulkLinkAction
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import (

@@ -22,7 +22,7 @@ from shortlink import qr
 from shortlink.app.public import FIELD, PublicShortener
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.links.schema import Link
-from shortlink.pages import CONTENT_SECURITY_POLICY, render
+from shortlink.pages.templated import CONTENT_SECURITY_POLICY, render
 from shortlink.web.visitor import MAX_FORM_BYTES, read_request
 from shortlink.wiring import Services
 

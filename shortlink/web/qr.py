@@ -12,7 +12,7 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from shortlink import qr
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services
 

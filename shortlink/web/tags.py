@@ -6,7 +6,7 @@ from litestar import Controller, get, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.links.tags import LinkTagsResponse, SetTags
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services

@@ -7,7 +7,7 @@ from litestar import Controller, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.analytics.ranges import DEFAULT_DAYS
 from shortlink.targeting.schema import (
     RuleAnalyticsResponse,

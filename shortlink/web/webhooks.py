@@ -9,7 +9,7 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from shortlink.accounts import Principal
+from shortlink.accounts.schema import Principal
 from shortlink.web.openapi import error_responses
 from shortlink.webhooks.events import (
     AttemptListResponse,

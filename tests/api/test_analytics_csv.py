@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from tests.conftest import bearer, run_cli
 from tests.support import paths
 from tests.support.helpers import error_of

@@ -449,7 +449,7 @@ NOT_SHORT_LINKS = [
 @pytest.fixture
 def own_hosts_client(make_client, conn, new_key):
     """The app with a [links] domains host, and an account with a connected custom domain."""
-    from shortlink import accounts
+    from shortlink.accounts import service as accounts
 
     auth = bearer(new_key("brand@example.com"))
     accounts.add_domain(conn, "brand@example.com", "links.custom.example")

@@ -9,7 +9,8 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from shortlink import accounts, qr
+from shortlink import qr
+from shortlink.accounts import service as accounts
 from shortlink.errors import ValidationError
 from tests.conftest import bearer
 from tests.support.helpers import wait_for_domain

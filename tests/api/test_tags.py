@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from tests.conftest import bearer, run_cli
 from tests.support.helpers import error_of
 

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.support.accessibility import axe_violations

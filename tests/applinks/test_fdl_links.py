@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import run_cli
 from tests.support.helpers import wait_for_domain

@@ -13,15 +13,15 @@ import zxingcpp
 from litestar.testing import TestClient
 from PIL import Image
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app import bio as app_bio
 from shortlink.bio import rules
 from shortlink.bio.schema import SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import CreateLink
-from shortlink.pages import STYLE
+from shortlink.pages.csp import csp_hash
+from shortlink.pages.templated import STYLE
 from shortlink.visits import enrich
-from shortlink.visits.pages import csp_hash
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.support.helpers import wait_for, wait_for_domain
@@ -207,7 +207,7 @@ def test_the_public_page_lists_the_shown_buttons_in_order(client, auth, owner):
         assert f'<meta property="{tag}" content="{value}">' in html
     headers = response.headers
     assert headers["content-type"] == "text/html; charset=utf-8"
-    assert f"style-src '{csp_hash(STYLE)}'" in headers["content-security-policy"]
+    assert f"style-src {csp_hash(STYLE)}" in headers["content-security-policy"]
     assert "default-src 'none'" in headers["content-security-policy"]
     assert f"<style>{STYLE}</style>" in html  # exactly the hashed style
     assert headers["referrer-policy"] == "no-referrer-when-downgrade"

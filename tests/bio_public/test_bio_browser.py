@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.bio import Bio
 from shortlink.app.hosts import Hosts
 from shortlink.app.links import Links

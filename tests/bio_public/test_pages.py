@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from shortlink.visits import pages
+from shortlink.pages import visitor as pages
 from shortlink.visits.appurls import Plan
 from tests.support.html_page import Page
 

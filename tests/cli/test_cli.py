@@ -15,7 +15,8 @@ from contextlib import closing
 
 import pytest
 
-from shortlink import accounts, progress
+from shortlink import progress
+from shortlink.accounts import service as accounts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import backup

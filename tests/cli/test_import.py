@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.imports import bitly, fdl, kutt, shlink, yourls
 from shortlink.imports.rows import BadRow, ImportRow
 from shortlink.links.schema import CreateLink

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.imports import clicks, yourls
 from tests.cli.test_import import EMAIL, FIXTURES, actions, analytics, import_json, link_by_code, links_of, taken
 from tests.conftest import run_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app import imports as app_imports
 from shortlink.app.imports import run_import
 from shortlink.imports import yourls

@@ -18,7 +18,8 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
-from shortlink import accounts, signin
+from shortlink.accounts import passwords
+from shortlink.accounts import service as accounts
 from tests.conftest import bearer, run_cli
 from tests.support.dashboard import (
     PASSWORD,
@@ -486,7 +487,7 @@ def test_the_cli_asks_for_the_password_twice_on_a_terminal(storage, conn):
     assert PASSWORD.encode() not in output  # never echoed
     assert b"password set for tty@example.com" in output
     stored = conn.execute("SELECT password_hash FROM accounts WHERE email = 'tty@example.com'").fetchone()[0]
-    assert signin.verify_password(stored, PASSWORD)
+    assert passwords.verify_password(PASSWORD, stored)
 
 
 def test_with_public_shortening_on_signed_out_visitors_get_its_form_and_people_their_dashboard(make_client, conn):

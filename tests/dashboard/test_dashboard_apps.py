@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.support.dashboard import as_browser, csrf_of, field_error, signed_in
 from tests.support.helpers import wait_for_domain

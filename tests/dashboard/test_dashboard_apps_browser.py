@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.support.accessibility import axe_violations

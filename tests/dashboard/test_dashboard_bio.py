@@ -15,7 +15,7 @@ import zxingcpp
 from litestar.testing import TestClient
 from PIL import Image
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.bio import rules
 from shortlink.errors import NotFoundError
 from tests.conftest import SHORT_HOST, bearer

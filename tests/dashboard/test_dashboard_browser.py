@@ -18,7 +18,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect

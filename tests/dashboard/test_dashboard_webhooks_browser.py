@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from shortlink import accounts, signin
+from shortlink.accounts import passwords, sessions
+from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from shortlink.storage import webhooks as webhook_store
 from tests.support.accessibility import axe_violations
@@ -25,7 +26,7 @@ EMAIL, PASSWORD = "hooks@example.com", "a long enough password"
 def server(tmp_path_factory):
     server = LiveServer(tmp_path_factory.mktemp("webhooks"), fetcher_allow_private_addresses="true")
     conn = connect(server.db)
-    signin.set_password(conn, EMAIL, signin.hash_password(PASSWORD))
+    sessions.set_password(conn, EMAIL, passwords.hash_password(PASSWORD))
     conn.close()
     server.start()
     ARTIFACTS.mkdir(exist_ok=True)

@@ -21,7 +21,8 @@ from litestar.exceptions import WebSocketDisconnect
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
+from shortlink.accounts.schema import CreatedKey
 from shortlink.links.schema import CreateLink, UpdateLink
 from shortlink.mcp.schemas import object_schema
 from shortlink.storage import connect
@@ -73,7 +74,7 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 _emails = iter(range(10**6))
 
 
-def new_account(server: LiveServer) -> accounts.CreatedKey:
+def new_account(server: LiveServer) -> CreatedKey:
     conn = connect(server.db)
     try:
         return accounts.create_key(conn, f"user{next(_emails)}@example.com")

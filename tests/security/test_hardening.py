@@ -12,13 +12,14 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
-from shortlink import accounts, signin
+from shortlink.accounts import service as accounts
+from shortlink.accounts import sessions
 from shortlink.bio.schema import SavePage
 from shortlink.links import service as link_service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect, transaction
 from shortlink.storage import sessions as session_store
-from shortlink.visits import passwords
+from shortlink.visits import password_entry
 from tests.conftest import bearer, run_cli
 from tests.support.dashboard import PASSWORD, as_browser, csrf_of, make_account, password_hash, sign_in
 from tests.support.visitors import DESKTOP, FACEBOOK_BOT, IPHONE
@@ -127,7 +128,7 @@ def test_non_ascii_cookies_and_csrf_tokens_are_refused_not_crashed_on(make_clien
     key = new_key("owner@example.com")
     client = make_client(public_enabled=True, public_account="owner@example.com")
     code = make_link(client, key, password="open sesame")["shortCode"]
-    cookie = {"Cookie": f"{passwords.cookie_name(code)}=9999999999.é".encode()}
+    cookie = {"Cookie": f"{password_entry.cookie_name(code)}=9999999999.é".encode()}
     form = client.get(f"/l/{code}", headers=cookie)
     assert form.status_code == 200 and "Password required" in form.text
     login = client.post("/login", data={"email": "a@example.com", "password": "x" * 12, "csrf": "é"})
@@ -328,12 +329,12 @@ def test_the_databases_secret_alone_signs_nothing(make_client, new_key, conn, db
     # A CSRF token for a form cookie of our choosing, signed with what the database holds.
     form_cookie = "f" * 43
     client.cookies.set("sl_form", form_cookie)
-    forged = signin.csrf_token(stored, form_cookie)
+    forged = sessions.csrf_token(stored, form_cookie)
     login = client.post("/login", data={"email": "a@example.com", "password": "x" * 12, "csrf": forged})
     assert login.status_code == 403 and "This form has expired" in login.text
     link = conn.execute("SELECT public_id, password_hash FROM links WHERE short_code = ?", (code,)).fetchone()
-    cookie = passwords.make_cookie_value(stored, link["public_id"], link["password_hash"])
-    form = client.get(f"/l/{code}", headers={"Cookie": f"{passwords.cookie_name(code)}={cookie}"})
+    cookie = password_entry.make_cookie_value(stored, link["public_id"], link["password_hash"])
+    form = client.get(f"/l/{code}", headers={"Cookie": f"{password_entry.cookie_name(code)}={cookie}"})
     assert form.status_code == 200 and "Password required" in form.text
     key_file = db_path.parent / "secret.key"
     assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 64

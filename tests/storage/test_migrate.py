@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from litestar.testing import TestClient
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.applinks import service as applinks
 from shortlink.applinks.schema import CreateApp, IosApp, SetLinkApp
 from shortlink.config import load_config

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.analytics import report
 from shortlink.analytics.ranges import Range, to_ms
 from shortlink.config import ClicksConfig

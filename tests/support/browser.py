@@ -19,7 +19,7 @@ import trustme
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from shortlink import signin
+from shortlink.accounts import passwords, sessions
 from shortlink.storage import connect
 from tests.support import paths
 from throwaway.debian import find_or_install
@@ -108,7 +108,7 @@ def dashboard_server(
     `prepare` runs on its database before it starts (demo links and clicks, say)."""
     server = LiveServer(directory)
     conn = connect(server.db)
-    signin.set_password(conn, email, signin.hash_password(password))
+    sessions.set_password(conn, email, passwords.hash_password(password))
     conn.close()
     prepare(server)
     server.start()

@@ -8,7 +8,8 @@ import re
 
 from litestar.testing import TestClient
 
-from shortlink import accounts, signin
+from shortlink.accounts import passwords
+from shortlink.accounts import service as accounts
 
 PASSWORD = "correct horse battery"
 
@@ -16,7 +17,7 @@ PASSWORD = "correct horse battery"
 @functools.cache
 def password_hash(password: str) -> str:
     # argon2id is slow on purpose: hash each test password once per run.
-    return signin.hash_password(password)
+    return passwords.hash_password(password)
 
 
 def make_account(conn, email: str, password: str = PASSWORD) -> int:

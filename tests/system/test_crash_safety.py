@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from tests.conftest import run_cli

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.links.schema import CreateLink
 from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.support.accessibility import axe_violations
 from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone

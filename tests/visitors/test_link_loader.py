@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import links as link_store

@@ -3,7 +3,7 @@ import ipaddress
 import pytest
 
 from shortlink.client_address import client_ip
-from shortlink.visits import passwords
+from shortlink.visits import password_entry
 
 PROXIES = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("10.0.0.0/8")]
 
@@ -36,16 +36,18 @@ def test_client_ip(peer, forwarded, trusted, expected):
 
 def test_password_cookie_is_bound_to_link_password_and_time():
     secret = b"s" * 32
-    value = passwords.make_cookie_value(secret, "lnk_a", "hash1", now=1000)
-    assert passwords.cookie_is_valid(secret, "lnk_a", "hash1", value, now=1001)
-    assert not passwords.cookie_is_valid(secret, "lnk_b", "hash1", value, now=1001)
-    assert not passwords.cookie_is_valid(secret, "lnk_a", "hash2", value, now=1001)
-    assert not passwords.cookie_is_valid(b"t" * 32, "lnk_a", "hash1", value, now=1001)
-    assert not passwords.cookie_is_valid(secret, "lnk_a", "hash1", value, now=1000 + passwords.REMEMBER_SECONDS + 1)
+    value = password_entry.make_cookie_value(secret, "lnk_a", "hash1", now=1000)
+    assert password_entry.cookie_is_valid(secret, "lnk_a", "hash1", value, now=1001)
+    assert not password_entry.cookie_is_valid(secret, "lnk_b", "hash1", value, now=1001)
+    assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash2", value, now=1001)
+    assert not password_entry.cookie_is_valid(b"t" * 32, "lnk_a", "hash1", value, now=1001)
+    assert not password_entry.cookie_is_valid(
+        secret, "lnk_a", "hash1", value, now=1000 + password_entry.REMEMBER_SECONDS + 1
+    )
     for forged in ["", "x", "9999999999.abc", value.replace(".", ".0"), None]:
-        assert not passwords.cookie_is_valid(secret, "lnk_a", "hash1", forged, now=1001)
+        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash1", forged, now=1001)
 
 
 def test_cookie_names_differ_per_code_and_are_header_safe():
-    assert passwords.cookie_name("abc") != passwords.cookie_name("abd")
-    assert passwords.cookie_name("a-b_c").isascii() and ";" not in passwords.cookie_name("x;y")
+    assert password_entry.cookie_name("abc") != password_entry.cookie_name("abd")
+    assert password_entry.cookie_name("a-b_c").isascii() and ";" not in password_entry.cookie_name("x;y")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from shortlink.visits.passwords import attempt_key
+from shortlink.visits.password_entry import attempt_key
 from tests.support.countries import write_country_file
 from tests.support.visitors import DESKTOP, make_link
 from throwaway.live_server import LiveServer

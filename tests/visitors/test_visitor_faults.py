@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
-from shortlink import accounts
-from shortlink.visits import passwords
+from shortlink.accounts import service as accounts
+from shortlink.visits import password_entry
 from tests.conftest import bearer
 from tests.support.asgi import call_app, http_scope
 from tests.support.visitors import (
@@ -61,7 +61,7 @@ def test_a_forged_password_cookie_gets_the_form(make_client, new_key, expiry):
     # read as Latin-1) as UTF-8.
     client = make_client()
     code = make_link(client, bearer(new_key()), password="open sesame")["shortCode"]
-    cookie = passwords.cookie_name(code).encode() + b"=" + expiry + b".x"
+    cookie = password_entry.cookie_name(code).encode() + b"=" + expiry + b".x"
     status, _, body = asgi_request(
         client, "GET", f"/l/{code}", [(b"user-agent", DESKTOP.encode()), (b"cookie", cookie)]
     )
@@ -71,7 +71,7 @@ def test_a_forged_password_cookie_gets_the_form(make_client, new_key, expiry):
 def test_forged_expiry_digits_are_refused_without_an_error():
     secret = b"s" * 32
     for expiry in ("\xb2\xb3", "9" * 5000, "\u0663" * 10, "1" * 13, "+1", " 1"):
-        assert not passwords.cookie_is_valid(secret, "lnk_a", "hash", f"{expiry}.x", now=1000)
+        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash", f"{expiry}.x", now=1000)
 
 
 @pytest.mark.parametrize("path", ["/l/a/b", "/l/%3Cscript%3Ealert(1)%3C/script%3E", "/l/abc/x/y", "/l/"])
@@ -129,7 +129,7 @@ HOSTS = joined(
 )
 # The password link's cookie with expiries of every kind of digit and length.
 COOKIES = joined(
-    [passwords.cookie_name("pw1").encode() + b"=", b"a=b; " + passwords.cookie_name("pw1").encode() + b"="],
+    [password_entry.cookie_name("pw1").encode() + b"=", b"a=b; " + password_entry.cookie_name("pw1").encode() + b"="],
     [b"4102444800", b"\xb2\xb3", b"\xd9\xa3" * 10, b"9" * 5000, b"", b"-1", b"1e9"],
     [b".", b"", b".."],
     [b"x", b"0" * 64, b""],
@@ -173,8 +173,8 @@ def fuzzed(make_client, new_key, conn):
 )
 @example("GET", "yt1", b"[127.0.0.1]", b"", INSTAGRAM_IOS.encode(), b"", b"")
 @example("POST", "yt1", b"[go.example]", b"", INSTAGRAM_IOS.encode(), b"", b"")
-@example("GET", "pw1", b"", passwords.cookie_name("pw1").encode() + b"=\xb2\xb3.x", DESKTOP.encode(), b"", b"")
-@example("GET", "pw1", b"", passwords.cookie_name("pw1").encode() + b"=" + b"9" * 5000, DESKTOP.encode(), b"", b"")
+@example("GET", "pw1", b"", password_entry.cookie_name("pw1").encode() + b"=\xb2\xb3.x", DESKTOP.encode(), b"", b"")
+@example("GET", "pw1", b"", password_entry.cookie_name("pw1").encode() + b"=" + b"9" * 5000, DESKTOP.encode(), b"", b"")
 def test_no_header_cookie_or_body_a_visitor_sends_is_a_server_error(
     fuzzed, caplog, method, code, host, cookie, agent, forwarded_for, body
 ):

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import pytest
 from litestar.testing import TestClient
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.support.helpers import wait_for_domain

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.fetcher.ssrf import IPAddress, OwnServiceResolver, address_policy
 from shortlink.links import tags as tagging

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from tests.conftest import bearer
 from tests.support.helpers import error_of, wait_for
 from tests.support.receiver import Receiver, running_receiver

@@ -8,11 +8,10 @@ Content-Security-Policy allows exactly them by hash and nothing else.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from html import escape
 
+from shortlink.pages.csp import csp_hash, policy
 from shortlink.visits.appurls import Plan
 from shortlink.visits.destination import display_host
 
@@ -56,17 +55,12 @@ SCRIPT = (
 )
 
 
-def csp_hash(source: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
-
-
 # form-action also governs the redirects that answer a form: the password form posts
 # to our own URL, whose answer redirects to the link's destination (any http(s) site,
 # or an Android intent). With 'self' alone browsers block that redirect (found by the
 # headless Chromium test).
-CONTENT_SECURITY_POLICY = (
-    f"default-src 'none'; style-src '{csp_hash(STYLE)}'; script-src '{csp_hash(SCRIPT)}'; "
-    "form-action 'self' https: http: intent:; base-uri 'none'; frame-ancestors 'none'"
+CONTENT_SECURITY_POLICY = policy(
+    style=csp_hash(STYLE), script=csp_hash(SCRIPT), form_action="'self' https: http: intent:"
 )
 PAGE_HEADERS = {
     "Cache-Control": "no-store",

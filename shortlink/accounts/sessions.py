@@ -1,4 +1,4 @@
-"""Dashboard sign-in rules: passwords (argon2id), session tokens, expiry, CSRF tokens.
+"""Dashboard sessions: sign-in, session tokens, expiry, CSRF tokens (passwords: accounts.passwords).
 
 A session token is 256 random bits given to the browser once, in its cookie; the
 database keeps only its SHA-256 (a fast hash is enough for a random secret of that size).
@@ -11,29 +11,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from functools import cache
 
-import msgspec
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-
-from shortlink import accounts
+from shortlink.accounts import service as accounts
 from shortlink.errors import ErrorCode, ShortlinkError, ValidationError
 from shortlink.storage import Connection, Row, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import sessions as store
-
-MIN_PASSWORD, MAX_PASSWORD = 10, 256
-# argon2-cffi's defaults are RFC 9106's second recommendation for argon2id (64 MiB, t=3).
-_hasher = PasswordHasher()
-
-
-@cache
-def _unknown_account_hash() -> str:
-    """Checked against when the e-mail is unknown, so that a wrong e-mail costs the time a
-    wrong password does. Made on first use: an argon2 hash at import would cost every
-    process that imports this module (each CLI command) a fifth of a second."""
-    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 class SignInFailed(ShortlinkError):
@@ -44,37 +27,6 @@ class SignInFailed(ShortlinkError):
 
     def __init__(self) -> None:
         super().__init__("That e-mail address and password do not match an account.")
-
-
-class SessionAccount(msgspec.Struct, frozen=True):
-    """Who a dashboard request acts for: the session and its account."""
-
-    session_id: int
-    token: str
-    account_id: int
-    account_public_id: str
-    email: str
-    name: str | None
-    subscription_active: bool
-    csrf: str
-
-
-def validate_password(password: str) -> None:
-    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-        raise ValidationError("password", f"must be {MIN_PASSWORD} to {MAX_PASSWORD} characters")
-
-
-def hash_password(password: str) -> str:
-    validate_password(password)
-    return _hasher.hash(password)
-
-
-def verify_password(password_hash: str | None, password: str) -> bool:
-    """Constant in cost whether or not the account (or its password) exists."""
-    try:
-        return _hasher.verify(password_hash or _unknown_account_hash(), password) and password_hash is not None
-    except (VerificationError, InvalidHashError):
-        return False
 
 
 def new_token() -> str:

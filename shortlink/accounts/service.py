@@ -1,96 +1,25 @@
-"""Accounts, API keys, subscriptions and custom domains: the rules the CLI and API share."""
+"""Accounts, API keys, subscriptions and custom domains: the operations the CLI and API share."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-from datetime import datetime
 
-import msgspec
-
-from shortlink.errors import NotFoundError, SubscriptionRequiredError, UnauthorizedError, ValidationError
+from shortlink.accounts.rules import (
+    KEY_PREFIX,
+    KEY_RANDOM_LENGTH,
+    VISIBLE_PREFIX_LENGTH,
+    bearer_key,
+    hash_key,
+    normalise_email,
+    validate_key_name,
+)
+from shortlink.accounts.schema import AccountOverview, AccountSummary, CreatedKey, KeySummary, Principal
+from shortlink.errors import NotFoundError, UnauthorizedError, ValidationError
 from shortlink.ids import new_id, random_string
 from shortlink.links.platforms import host_name
-from shortlink.links.rules import refuse_invisible_characters
 from shortlink.storage import Connection, Row
 from shortlink.storage import accounts as store
-from shortlink.times import from_iso, to_iso, utcnow
-
-KEY_PREFIX = "sl_live_"
-KEY_RANDOM_LENGTH = 32
-VISIBLE_PREFIX_LENGTH = len(KEY_PREFIX) + 4  # "sl_live_AbCd": enough to tell keys apart, useless to guess
-MAX_KEY_NAME = 100
-# A key's "last used" is written at most this often: one small write a minute per busy
-# key rather than one per request.
-KEY_USE_RESOLUTION_SECONDS = 60
-
-
-class CreatedKey(msgspec.Struct, rename="camel"):
-    key: str
-    key_id: str
-    user_id: str
-    email: str
-
-
-class AccountOverview(msgspec.Struct, frozen=True):
-    """An account as its owner sees it on the dashboard's account page."""
-
-    email: str
-    name: str | None
-    created_at: str
-    subscription_active: bool
-    current_period_end: str | None
-    cancel_at_period_end: bool
-    domains: list[str]
-
-
-class AccountSummary(msgspec.Struct, rename="camel"):
-    id: str
-    email: str
-    name: str | None
-    subscription_active: bool
-    active_keys: int
-    links: int
-    created_at: str
-
-
-class KeySummary(msgspec.Struct, rename="camel"):
-    id: str
-    prefix: str
-    name: str | None
-    created_at: str
-    revoked_at: str | None
-    last_used_at: str | None = None
-
-
-class Principal(msgspec.Struct, frozen=True):
-    """Who an API request acts for."""
-
-    account_id: int
-    account_public_id: str
-    email: str
-    name: str | None
-    key_id: int
-    key_public_id: str
-    key_prefix: str
-    subscription_active: bool
-    current_period_end: str | None
-    cancel_at_period_end: bool
-    key_last_used_at: str | None = None
-
-
-def hash_key(key: str) -> str:
-    # Keys carry ~190 random bits, so a fast hash is as safe as a slow one here.
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def looks_like_key(key: str) -> bool:
-    return (
-        len(key) == len(KEY_PREFIX) + KEY_RANDOM_LENGTH
-        and key.startswith(KEY_PREFIX)
-        and key[len(KEY_PREFIX) :].isascii()
-        and key[len(KEY_PREFIX) :].isalnum()
-    )
+from shortlink.times import to_iso, utcnow
 
 
 def account_for(conn: Connection, email: str) -> Row:
@@ -98,14 +27,6 @@ def account_for(conn: Connection, email: str) -> Row:
     if account is None:
         raise NotFoundError(f"no account with e-mail {email}")
     return account
-
-
-def normalise_email(email: str) -> str:
-    email = email.strip()
-    if "@" not in email or len(email) > 254:
-        raise ValidationError("email", "must be an e-mail address")
-    refuse_invisible_characters("email", email)
-    return email
 
 
 def ensure_account(conn: Connection, email: str, name: str | None = None) -> Row:
@@ -117,14 +38,6 @@ def create_key(conn: Connection, email: str, name: str | None = None) -> Created
     """Create the account if needed (with an active Pro subscription) and a new API key."""
     validate_key_name(name)  # before the account is made: the name is the new account's too
     return issue_key(conn, ensure_account(conn, email, name), name)
-
-
-def validate_key_name(name: str | None) -> None:
-    if name is None:
-        return
-    if len(name) > MAX_KEY_NAME:
-        raise ValidationError("name", f"must be at most {MAX_KEY_NAME} characters")
-    refuse_invisible_characters("name", name)
 
 
 def issue_key(conn: Connection, account: Row, name: str | None) -> CreatedKey:
@@ -165,12 +78,6 @@ def revoke_key(conn: Connection, key_id: str, account_id: int | None = None) -> 
     """Revoke a key (with `account_id`: only one of that account's)."""
     if not store.revoke_api_key(conn, key_id, to_iso(utcnow()), account_id):
         raise NotFoundError(f"no active key with id {key_id}")
-
-
-def key_use_is_stale(principal: Principal, now: datetime) -> bool:
-    """Whether the key's stored "last used" is old enough to be written again."""
-    last = principal.key_last_used_at
-    return last is None or (now - from_iso(last)).total_seconds() >= KEY_USE_RESOLUTION_SECONDS
 
 
 def keys_of(conn: Connection, account_id: int) -> list[KeySummary]:
@@ -215,16 +122,6 @@ def add_domain(conn: Connection, email: str, host: str) -> str:
     return host
 
 
-def bearer_key(authorization: str | None) -> str:
-    if not authorization:
-        raise UnauthorizedError("Missing Authorization header: send 'Authorization: Bearer <API key>'")
-    scheme, _, key = authorization.strip().partition(" ")
-    key = key.strip()
-    if scheme.lower() != "bearer" or not looks_like_key(key):
-        raise UnauthorizedError("Malformed Authorization header: expected 'Bearer sl_live_<32 characters>'")
-    return key
-
-
 def authenticate(conn: Connection, authorization: str | None) -> Principal:
     """The principal of a live key; 401 for a missing, malformed, unknown or revoked key."""
     key = bearer_key(authorization)
@@ -245,8 +142,3 @@ def authenticate(conn: Connection, authorization: str | None) -> Principal:
         cancel_at_period_end=bool(row["cancel_at_period_end"]),
         key_last_used_at=row["last_used_at"],
     )
-
-
-def require_subscription(principal: Principal) -> None:
-    if not principal.subscription_active:
-        raise SubscriptionRequiredError("This API needs an active Pro subscription on the key's account")

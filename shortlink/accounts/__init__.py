@@ -1,0 +1,1 @@
+"""Accounts: API keys, subscriptions, custom domains, dashboard passwords and sessions."""
