@@ -43,13 +43,18 @@ check: $(STAMP)
 TEST_TMPDIR ?= $(shell free=$$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $$4}'); \
 	if [ -w /dev/shm ] && [ "$${free:-0}" -ge 4194304 ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 
+# The suite starts some hundreds of Python processes (servers, CLI commands): each reads the
+# bytecode Python keeps in __pycache__ rather than compiling our modules again, also where the
+# environment sets PYTHONDONTWRITEBYTECODE (an empty value turns it off).
+PYTEST := TMPDIR=$(TEST_TMPDIR) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q $(DISTRIBUTE)
+
 test: check
-	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q $(DISTRIBUTE)
+	$(PYTEST)
 
 # The inner loop: everything but the tests that drive Chromium, start servers from Debian's
 # packages, or take several seconds each.
 test-fast: $(STAMP)
-	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q $(DISTRIBUTE) -m "not browser and not system and not slow"
+	$(PYTEST) -m "not browser and not system and not slow"
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
 BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks imports
