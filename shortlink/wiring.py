@@ -26,7 +26,7 @@ from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
 from shortlink.app.visits import Visits
 from shortlink.app.webhooks import Webhooks
 from shortlink.config import Config, ConfigError, PublicConfig
-from shortlink.fetcher.ssrf import OwnServiceResolver, address_policy, system_resolver
+from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, system_resolver
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
 from shortlink.links.public import blocked_hosts

@@ -21,7 +21,7 @@ from shortlink.app.visits import VisitRequest
 from shortlink.client_address import client_bucket
 from shortlink.config import PublicConfig
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.fetcher.ssrf import is_public_address, system_resolver
+from shortlink.fetcher.addresses import is_public_address, system_resolver
 from shortlink.links import public, rules
 from shortlink.links.schema import CreateLink, Link
 from shortlink.ratelimit import Limiter

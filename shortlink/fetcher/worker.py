@@ -17,16 +17,9 @@ from collections.abc import Callable, Collection
 import httpx
 
 from shortlink.config import FetcherConfig
+from shortlink.fetcher.addresses import FetchError, OwnServiceResolver, Resolver, address_policy, system_resolver
 from shortlink.fetcher.page import parse_preview
-from shortlink.fetcher.ssrf import (
-    FetchError,
-    OwnServiceResolver,
-    Resolver,
-    address_policy,
-    fetch_html,
-    system_resolver,
-    tls_context,
-)
+from shortlink.fetcher.ssrf import fetch_html, tls_context
 from shortlink.storage import Database
 from shortlink.storage import fetches as store
 

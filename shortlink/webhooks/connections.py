@@ -3,7 +3,7 @@ rather than httpx's pool, whose bookkeeping cost more than the requests at a tho
 POSTs a second (docs/benchmarks.md). h11 frames every byte: the request, the answer's head,
 its body (by length, chunks or until closed) and whether the connection may be kept.
 
-Every connection goes to an address checked when it is opened (fetcher.ssrf.checked_address,
+Every connection goes to an address checked when it is opened (fetcher.addresses.checked_address,
 the fetcher's rules); it is reused for later deliveries to the same scheme, host and port for at
 most MAX_AGE_SECONDS, so a changed DNS answer or rule is applied within that time. Redirects are
 never followed (an answer is an answer), and at most `max_answer` bytes of an answer are read:
@@ -20,15 +20,8 @@ from dataclasses import dataclass, field
 
 import h11
 
-from shortlink.fetcher.ssrf import (
-    AddressPolicy,
-    FetchError,
-    IPAddress,
-    OwnService,
-    Resolver,
-    checked_address,
-    tls_context,
-)
+from shortlink.fetcher.addresses import AddressPolicy, FetchError, IPAddress, OwnService, Resolver, checked_address
+from shortlink.fetcher.ssrf import tls_context
 
 MAX_AGE_SECONDS = 60.0
 READ_CHUNK = 65536

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from shortlink.fetcher.ssrf import AddressPolicy, OwnService, Resolver, system_resolver
+from shortlink.fetcher.addresses import NO_OWN_SERVICE, AddressPolicy, OwnService, Resolver, system_resolver
 from shortlink.storage import Database, Row
 from shortlink.times import to_iso
 from shortlink.webhooks import outbox, send
@@ -50,7 +50,7 @@ LEASE_MARGIN_SECONDS = 10.0
 
 
 async def no_own_service() -> OwnService:
-    return OwnService()
+    return NO_OWN_SERVICE
 
 
 class Deliverer:

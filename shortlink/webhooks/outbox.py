@@ -12,6 +12,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec import UNSET
@@ -26,7 +27,9 @@ from shortlink.times import to_iso
 from shortlink.webhooks import rules
 from shortlink.webhooks.events import CAP_REACHED, CLICKED, TEST_EVENT, ClickedData, ClickLabels
 from shortlink.webhooks.secrets import secret_of
-from shortlink.webhooks.send import Outcome
+
+if TYPE_CHECKING:  # the CLI's commands use the outbox without sending, and without httpx
+    from shortlink.webhooks.send import Outcome
 
 
 def new_event_id() -> str:

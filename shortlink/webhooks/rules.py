@@ -7,7 +7,7 @@ from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from shortlink.errors import ValidationError
-from shortlink.fetcher.ssrf import is_public_address
+from shortlink.fetcher.addresses import is_public_address
 from shortlink.links import rules as link_rules
 from shortlink.webhooks.events import EVENT_TYPES, MAX_FILTER_ITEMS
 

@@ -13,14 +13,13 @@ import httpx
 import msgspec
 
 from shortlink.controls import terminal_safe
-from shortlink.fetcher.ssrf import FetchError, OwnService
+from shortlink.fetcher.addresses import NO_OWN_SERVICE, FetchError, OwnService
 from shortlink.webhooks.connections import Connections, Target
 
 TIMEOUT_SECONDS = 10.0
 # Read of the answer at most; the log keeps its first HEAD_BYTES.
 MAX_ANSWER_BYTES = 64 * 1024
 HEAD_BYTES = 512
-NO_OWN_SERVICE = OwnService()
 USER_AGENT = "shortlink-webhooks/1 (+https://www.standardwebhooks.com/)"
 
 

@@ -19,18 +19,16 @@ import pytest
 import trustme
 from litestar.testing import TestClient
 
-from shortlink.fetcher.ssrf import (
-    MAX_BODY_BYTES,
-    MAX_REDIRECTS,
+from shortlink.fetcher.addresses import (
     FetchError,
     OwnService,
     address_policy,
-    fetch_html,
     is_public_address,
     own_host_entries,
     public_only,
     system_resolver,
 )
+from shortlink.fetcher.ssrf import MAX_BODY_BYTES, MAX_REDIRECTS, fetch_html
 from shortlink.fetcher.worker import USER_AGENT, TitleFetcher
 from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import SqliteDatabase

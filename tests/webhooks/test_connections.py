@@ -10,7 +10,7 @@ import ssl
 
 import trustme
 
-from shortlink.fetcher.ssrf import IPAddress, any_address
+from shortlink.fetcher.addresses import IPAddress, any_address
 from shortlink.webhooks import send
 from shortlink.webhooks.connections import Connections
 

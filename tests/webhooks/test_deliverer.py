@@ -15,7 +15,7 @@ import pytest
 
 from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
-from shortlink.fetcher.ssrf import IPAddress, OwnServiceResolver, address_policy
+from shortlink.fetcher.addresses import IPAddress, OwnServiceResolver, address_policy
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, UpdateLink
 from shortlink.links.tags import TagInput
