@@ -128,6 +128,24 @@ def answers(location: str, key: str, tmp_path) -> dict[str, object]:
     return found
 
 
+def differences(before: object, after: object, path: str = "") -> list[str]:
+    """Where two answers differ, as "path: before -> after" lines (pytest's own diff of nested
+    answers stops at the top level)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [
+            line
+            for key in before.keys() | after.keys()
+            for line in differences(before.get(key), after.get(key), f"{path}.{key}")
+        ]
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [
+            line
+            for index, pair in enumerate(zip(before, after, strict=True))
+            for line in differences(*pair, f"{path}[{index}]")
+        ]
+    return [] if before == after else [f"{path}: {json.dumps(before)[:300]} -> {json.dumps(after)[:300]}"]
+
+
 def without_moment(answer: dict) -> dict:
     """A `days` range ends at the moment of the request: the one part that differs between
     two requests made seconds apart."""
@@ -158,7 +176,7 @@ def test_a_seeded_installation_moves_to_postgresql_with_every_answer_equal(insta
     after = answers(target, key, tmp_path)
     assert after.keys() == before.keys()
     for what in before:
-        assert after[what] == before[what], what
+        assert after[what] == before[what], (what, differences(before[what], after[what]))
     assert sum(answer["data"]["totalClicks"] for what, answer in after.items() if what.startswith("account")) > 0
 
     conn = connect(target)
