@@ -21,6 +21,9 @@ from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chro
 from tests.support.visitors import ANDROID_CHROME, DESKTOP, FACEBOOK_ANDROID, IPHONE
 from throwaway.live_server import LiveServer
 
+# Chromium comes from this module's own fixture, not the `browser` one conftest marks by.
+pytestmark = pytest.mark.browser
+
 DEEP_PATH = "/product/42"
 
 

@@ -4,7 +4,6 @@ live server passes, and each documented mistake, served by a real local HTTP ser
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -13,6 +12,7 @@ from shortlink.applinks.check import check_host
 from shortlink.applinks.schema import AndroidApp, IosApp
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import run_cli
+from tests.support.helpers import serve_in_background
 from throwaway.live_server import LiveServer
 
 IOS = IosApp(team_id="ABCDE12345", bundle_id="com.example.app", paths=["/l/*"])
@@ -105,8 +105,7 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def mistakes_server():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_background(server)
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()

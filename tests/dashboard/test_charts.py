@@ -13,7 +13,6 @@ import http.server
 import itertools
 import math
 import re
-import threading
 import xml.etree.ElementTree as ET
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from shortlink.dashboard import charts
 from tests.support import paths
 from tests.support.accessibility import axe_violations
 from tests.support.browser import chromium
+from tests.support.helpers import serve_in_background
 from throwaway.live_server import free_port
 
 ARTIFACTS = paths.ARTIFACTS
@@ -329,7 +329,7 @@ def serve(files: dict[str, tuple[str, bytes]]) -> http.server.ThreadingHTTPServe
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     return server
 
 

@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from shortlink.accounts import passwords, sessions
 from shortlink.accounts import service as accounts
+from shortlink.accounts import sessions
 from shortlink.storage import connect
 from shortlink.storage import webhooks as webhook_store
 from tests.support.accessibility import axe_violations
 from tests.support.browser import ARTIFACTS, PHONE, chromium_and_destination, sign_in_with_chromium, wait_for_text
+from tests.support.dashboard import password_hash
 from tests.support.helpers import wait_for
 from tests.support.receiver import running_receiver
 from throwaway.live_server import LiveServer
@@ -26,7 +27,7 @@ EMAIL, PASSWORD = "hooks@example.com", "a long enough password"
 def server(tmp_path_factory):
     server = LiveServer(tmp_path_factory.mktemp("webhooks"), fetcher_allow_private_addresses="true")
     conn = connect(server.db)
-    sessions.set_password(conn, EMAIL, passwords.hash_password(PASSWORD))
+    sessions.set_password(conn, EMAIL, password_hash(PASSWORD))
     conn.close()
     server.start()
     ARTIFACTS.mkdir(exist_ok=True)

@@ -34,7 +34,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.web.app import create_app
 from tests.conftest import SHORT_HOST, run_cli
-from tests.support.helpers import store_link
+from tests.support.helpers import serve_in_background, store_link
 
 WAIT_SECONDS = 10.0
 FETCHING = {"fetcher_enabled": True, "fetcher_allow_private_addresses": True}
@@ -92,8 +92,7 @@ class Site:
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.host, self.port = host, self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_background(self.server)
 
     def url(self, path: str) -> str:
         return f"http://{self.host}:{self.port}{path}"

@@ -8,7 +8,6 @@ import hashlib
 import http.server
 import json
 import ssl
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -19,9 +18,11 @@ import trustme
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from shortlink.accounts import passwords, sessions
+from shortlink.accounts import sessions
 from shortlink.storage import connect
 from tests.support import paths
+from tests.support.dashboard import password_hash
+from tests.support.helpers import serve_in_background
 from throwaway.debian import find_or_install
 from throwaway.live_server import LiveServer, free_port
 
@@ -58,7 +59,7 @@ def destination_site() -> Iterator[int]:
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     DESTINATION_CERTIFICATE.configure_cert(tls)
     server.socket = tls.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         yield server.server_address[1]
     finally:
@@ -108,7 +109,7 @@ def dashboard_server(
     `prepare` runs on its database before it starts (demo links and clicks, say)."""
     server = LiveServer(directory)
     conn = connect(server.db)
-    sessions.set_password(conn, email, passwords.hash_password(password))
+    sessions.set_password(conn, email, password_hash(password))
     conn.close()
     prepare(server)
     server.start()

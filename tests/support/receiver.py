@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from tests.support.helpers import serve_in_background
+
 TOLERANCE_SECONDS = 5 * 60  # the library's
 
 
@@ -127,7 +129,7 @@ def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
     def listen(port: int) -> Server:
         server = Server(("127.0.0.1", port), Handler)
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_background(server)
         return server
 
     servers = [listen(0)]

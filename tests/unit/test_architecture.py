@@ -5,6 +5,7 @@ storage layer needs no `type: ignore` for the differences between its two backen
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from tests.support import paths
@@ -18,6 +19,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@cache  # parsed once for the tests below (a second each)
 def sources(*folders: str) -> dict[str, ast.Module]:
     return {
         module_name(path): ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -26,6 +28,7 @@ def sources(*folders: str) -> dict[str, ast.Module]:
     }
 
 
+@cache
 def runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
     """Every import that runs when the module is imported or called: those under
     `if TYPE_CHECKING:` only name types."""
