@@ -23,7 +23,7 @@ from shortlink.targeting.schema import (
 )
 from shortlink.targeting.stores import TABLES
 from shortlink.times import to_iso
-from shortlink.visits.classify import IN_APP_TOKENS
+from shortlink.visits.in_app_browsers import IN_APP_TOKENS
 
 DEVICES = ("phone", "tablet", "desktop")
 OSES = ("ios", "android", "windows", "macos", "linux", "chromeos")

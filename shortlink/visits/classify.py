@@ -15,6 +15,7 @@ from functools import lru_cache
 import msgspec
 
 from shortlink.visits.automated import is_automated
+from shortlink.visits.in_app_browsers import IN_APP_TOKENS
 
 # Link-preview fetchers and other agents that never are a person, checked before
 # anything else. Maintained by hand: add a token when a new previewer shows up.
@@ -55,24 +56,6 @@ PREVIEW_AGENTS = (
 )
 _PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
 
-# In-app browsers (name, token), most specific first: Messenger before Facebook,
-# Threads ("Barcelona") before Instagram. Case-sensitive on purpose ("Line/" vs "Linux").
-# A group named "version" captures the app's major version where an escape depends on it.
-IN_APP_TOKENS = (
-    ("messenger", r"FBAN/Messenger|FB_IAB/MESSENGER"),
-    ("facebook", r"FBAN/|FBAV/|FB_IAB/|MetaIAB Facebook"),
-    ("threads", r"\bBarcelona \d"),
-    ("instagram", r"\bInstagram (?P<version>\d+)"),
-    ("tiktok", r"musical_ly|BytedanceWebview|\bTikTok\b"),
-    ("linkedin", r"LinkedInApp"),
-    ("snapchat", r"Snapchat/"),
-    ("whatsapp", r"WhatsApp/|WAiOS/|WA4A/"),
-    ("line", r"\bLine/\d"),
-    ("wechat", r"MicroMessenger/"),
-    ("twitter", r"Twitter for iP|TwitterAndroid"),
-    ("viber", r"\bViber/\d"),  # the app's browser; its preview fetcher says "Viber" alone
-    ("reddit", r"\bReddit/Version"),
-)
 _IN_APP = tuple((name, re.compile(token)) for name, token in IN_APP_TOKENS)
 
 _OS = (
