@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
-import shtab
 
 from shortlink.accounts import passwords, sessions
 from shortlink.accounts import service as accounts
@@ -82,6 +81,9 @@ def _common(parser: argparse.ArgumentParser, json_output: bool = True) -> None:
     parser.add_argument("--config", help="configuration file (default: ./shortlink.toml)")
     if json_output:
         parser.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
+
+
+COMPLETION_SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
 
 
 def _command(group, name: str, run: Callable, help: str, json_output: bool = True) -> argparse.ArgumentParser:
@@ -219,10 +221,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--via", metavar="URL", help="fetch the association files from this address, each host's name as Host"
     )
     _app_commands(commands)
-    # `shortlink completion bash > /etc/bash_completion.d/shortlink`: shtab prints and exits.
+    # `shortlink completion bash > /etc/bash_completion.d/shortlink`
     completion = commands.add_parser("completion", help="print the shell completion script (bash, zsh, tcsh, fish)")
-    shtab.add_argument_to(completion, "shell", parent=parser)
+    completion.add_argument("shell", choices=COMPLETION_SHELLS, help="print shell completion script")
+    completion.set_defaults(run=cmd_completion)
     return parser
+
+
+def cmd_completion(args: argparse.Namespace) -> None:
+    # shtab is imported here, by the one command that uses it: at the top it cost every
+    # command a thirtieth of a second.
+    import shtab
+
+    print(shtab.complete(build_parser(), args.shell))
 
 
 def _webhook_commands(commands) -> None:
