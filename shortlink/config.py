@@ -8,6 +8,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -232,12 +233,23 @@ def load_config_with_origins(
     return LoadedConfig(config, file, origins)
 
 
+# The Structs' fields, read once: msgspec resolves their annotations on every call, which was
+# most of the time a configuration took to load (one per test of the suite).
+@cache
 def _sections() -> dict[str, type]:
     return {f.name: f.type for f in msgspec.structs.fields(Config)}
 
 
+@cache
 def _fields(section_type: type) -> dict[str, Any]:
     return {f.name: f.type for f in msgspec.structs.fields(section_type)}
+
+
+@cache
+def _known_environment_names() -> frozenset[str]:
+    return frozenset(
+        _env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)
+    )
 
 
 def _env_name(section: str, key: str) -> str:
@@ -246,7 +258,7 @@ def _env_name(section: str, key: str) -> str:
 
 def unknown_environment_names(environ: Mapping[str, str]) -> list[str]:
     """SHORTLINK_* variables that are not a setting."""
-    known = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
+    known = _known_environment_names()
     return [name for name in sorted(environ) if name.startswith(ENV_PREFIX) and name not in known]
 
 

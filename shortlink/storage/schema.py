@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from functools import cache
 from importlib import resources
 from importlib.abc import Traversable
 from typing import Any, Protocol
@@ -31,20 +32,23 @@ class ScriptConnection(Protocol):
     def transaction(self) -> AbstractContextManager: ...
 
 
-def _numbered(folder: Traversable) -> list[tuple[int, str, str]]:
+def _numbered(folder: Traversable) -> tuple[tuple[int, str, str], ...]:
     found = []
     for entry in folder.iterdir():
         if entry.name.endswith(".sql"):
             found.append((int(entry.name.split("_", 1)[0]), entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    return tuple(sorted(found))
 
 
-def sqlite_migrations() -> list[tuple[int, str, str]]:
+# The shipped files are read once a process: every connection checks for pending migrations.
+@cache
+def sqlite_migrations() -> tuple[tuple[int, str, str], ...]:
     """(number, file name, SQL) of SQLite's migrations, in order."""
     return _numbered(resources.files("shortlink.storage.migrations"))
 
 
-def postgresql_migrations() -> list[tuple[int, str, str]]:
+@cache
+def postgresql_migrations() -> tuple[tuple[int, str, str], ...]:
     """(number, file name, SQL) of PostgreSQL's migrations, in order."""
     return _numbered(resources.files("shortlink.storage.migrations") / "postgresql")
 

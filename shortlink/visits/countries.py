@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from datetime import UTC, date, datetime
+from functools import cache
 from typing import Any, Protocol
 
 import iptocc
@@ -34,8 +35,7 @@ class BundledTable:
     """iptocc's registry data."""
 
     def __init__(self) -> None:
-        version = importlib.metadata.version("iptocc")
-        self.source = f"iptocc {version} (regional registries' delegations)"
+        self.source = f"iptocc {_iptocc_version()} (regional registries' delegations)"
         self.built = _iptocc_build_date()
 
     def country(self, ip: str) -> str | None:
@@ -66,6 +66,12 @@ def _code_of(record: dict[str, Any]) -> str | None:
     return code if isinstance(code, str) else None
 
 
+@cache
+def _iptocc_version() -> str:
+    return importlib.metadata.version("iptocc")
+
+
+@cache  # the installed wheel's, read once a process (its metadata is some files to search)
 def _iptocc_build_date() -> date | None:
     """When the installed wheel was built, which is when its data was taken: its software bill
     of materials is stamped then (iptocc has no other record of its data's date)."""
