@@ -12,7 +12,6 @@ riding in the same entry.
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from bench.redirects import (
     free_port,
     have_wrk,
     print_cases,
-    wait_until_serving,
+    serving,
     wrk_arguments,
     wrk_results,
 )
@@ -97,20 +96,16 @@ def main() -> int:
         "app link, desktop": (f"/l/{app_code}", DESKTOP_UA),
         "app link, Android": (f"/l/{app_code}", ANDROID_CHROME_UA),
     }
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")], stdout=log, stderr=log
-        )
     try:
-        wait_until_serving(port)
-        runs: dict[str, Case] = {
-            name: lambda seconds, connections, url=base + path, agent=agent: measure(url, seconds, connections, agent)
-            for name, (path, agent) in cases.items()
-        }
-        throughput, latency = cases_in_turn(runs, args)
+        with serving(work / "shortlink.toml", port, work / "server.log"):
+            runs: dict[str, Case] = {
+                name: lambda seconds, connections, url=base + path, agent=agent: measure(
+                    url, seconds, connections, agent
+                )
+                for name, (path, agent) in cases.items()
+            }
+            throughput, latency = cases_in_turn(runs, args)
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.rounds} rounds of {args.seconds} s per case and mode")
     print_cases(throughput, latency, "ordinary link, desktop", "the ordinary link", args)

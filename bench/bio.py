@@ -11,8 +11,6 @@ the server's own plus a loopback round trip.
 from __future__ import annotations
 
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
@@ -24,7 +22,7 @@ from bench.redirects import (
     free_port,
     have_wrk,
     print_cases,
-    wait_until_serving,
+    serving,
     wrk,
     wrk_arguments,
 )
@@ -80,20 +78,14 @@ def main() -> int:
     )
     code = seed(db, base, args.buttons)
     paths = {"bare 302": "/bench/bare", "/l/<code> + click": f"/l/{code}", "/@<handle> + view": f"/@{HANDLE}"}
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")], stdout=log, stderr=log
-        )
     try:
-        wait_until_serving(port)
-        runs: dict[str, Case] = {
-            name: lambda seconds, connections, url=base + path: wrk(url, seconds, connections)
-            for name, path in paths.items()
-        }
-        throughput, latency = cases_in_turn(runs, args)  # the warm-up renders and caches the page
+        with serving(work / "shortlink.toml", port, work / "server.log"):
+            runs: dict[str, Case] = {
+                name: lambda seconds, connections, url=base + path: wrk(url, seconds, connections)
+                for name, path in paths.items()
+            }
+            throughput, latency = cases_in_turn(runs, args)  # the warm-up renders and caches the page
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.rounds} rounds of {args.seconds} s per endpoint and mode; a page of {args.buttons} buttons")
     print_cases(throughput, latency, "bare 302", "bare", args)

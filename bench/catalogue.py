@@ -31,9 +31,8 @@ from bench.redirects import (
     clicks,
     free_port,
     fresh_copy,
+    serving,
     start_redis,
-    wait_for_workers,
-    wait_until_serving,
     wrk,
     wrk_command,
     wrk_results,
@@ -187,44 +186,34 @@ def main() -> int:
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
         f"[links]\nshort_host = 'https://sho.rt'\n[redis]\nurl = '{redis_url}'\n"
     )
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")),
-                *("--workers", str(args.workers)),
-            ],
-            stdout=log,
-            stderr=log,
-        )
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until_serving(port)
-        wait_for_workers(port, args.workers)
-        random_script = random_links_script(work, args.links)
-        hot_path = f"/l/{code(0)}"
-        wrk(base + hot_path, 2, CONNECTIONS)  # warm-up
-        time.sleep(FLUSH_WAIT_SECONDS)  # its clicks are written before the count starts
-        before = clicks(db)
-        answered = 0
-        rounds = []
-        for _ in range(args.rounds):
-            hot = wrk(base + hot_path, args.seconds, CONNECTIONS)
-            read_into_page_cache(db)
-            read_before = disk_read_bytes(server.pid)
-            spread = wrk(base + "/", args.seconds, CONNECTIONS, random_script)
-            spread["disk_read"] = disk_read_bytes(server.pid) - read_before
-            answered += hot["requests"] + spread["requests"]
-            rounds.append((hot, spread))
-        walks = []
-        for _ in range(2):  # the second shows whether memory keeps growing
-            walks.append(walk_every_link(base + "/", work, args.links))
-            answered += walks[-1]["requests"]
-            walks[-1]["rss"] = largest_worker_rss_kib(server.pid)
-        time.sleep(FLUSH_WAIT_SECONDS)
-        recorded = clicks(db) - before
+        with serving(
+            work / "shortlink.toml", port, work / "server.log", "--workers", str(args.workers), workers=args.workers
+        ) as server:
+            random_script = random_links_script(work, args.links)
+            hot_path = f"/l/{code(0)}"
+            wrk(base + hot_path, 2, CONNECTIONS)  # warm-up
+            time.sleep(FLUSH_WAIT_SECONDS)  # its clicks are written before the count starts
+            before = clicks(db)
+            answered = 0
+            rounds = []
+            for _ in range(args.rounds):
+                hot = wrk(base + hot_path, args.seconds, CONNECTIONS)
+                read_into_page_cache(db)
+                read_before = disk_read_bytes(server.pid)
+                spread = wrk(base + "/", args.seconds, CONNECTIONS, random_script)
+                spread["disk_read"] = disk_read_bytes(server.pid) - read_before
+                answered += hot["requests"] + spread["requests"]
+                rounds.append((hot, spread))
+            walks = []
+            for _ in range(2):  # the second shows whether memory keeps growing
+                walks.append(walk_every_link(base + "/", work, args.links))
+                answered += walks[-1]["requests"]
+                walks[-1]["rss"] = largest_worker_rss_kib(server.pid)
+            time.sleep(FLUSH_WAIT_SECONDS)
+            recorded = clicks(db) - before
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
         if redis is not None:
             redis.terminate()
     print(

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import http.client
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.redirects import DESKTOP_UA, free_port, fresh_copy, paced_script, wait_until_serving, wrk
+from bench.redirects import DESKTOP_UA, free_port, fresh_copy, paced_script, serving, wrk
 from shortlink.accounts import service as accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
@@ -77,17 +76,12 @@ def main() -> int:
         f'[server]\nport = {port}\n[storage]\npath = "{db}"\n[fetcher]\nenabled = false\n'
         "[limits]\nrequests_per_minute = 1000000\n"
     )
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(work / "shortlink.toml")], stdout=log, stderr=log
-        )
     base = f"http://127.0.0.1:{port}"
     me_script = work / "me.lua"
     me_script.write_text(
         f'wrk.headers["Authorization"] = "Bearer {key}"\n' + paced_script(work, ME_RATE, 4).read_text()
     )
-    try:
-        wait_until_serving(port)
+    with serving(work / "shortlink.toml", port, work / "server.log"):
         wrk(base + "/api/v1/me", 2, 4, me_script)  # warm-up
         alone = wrk(base + "/api/v1/me", args.seconds, 4, me_script)
         stop, report_ms = threading.Event(), []
@@ -106,9 +100,6 @@ def main() -> int:
             redirect_rps = float(redirect_out.read().split("Requests/sec:")[1].split()[0])
         stop.set()
         reporter.join()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
     print(f"{args.clicks:,} clicks over {args.links:,} links and 366 days; /me at {ME_RATE} req/s")
     print(f"/me alone:        p50 {alone['p50']:.2f} ms  p99 {alone['p99']:.2f} ms")
     print(

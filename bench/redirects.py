@@ -27,7 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -135,6 +136,23 @@ def wait_until_serving(port: int, timeout: float = 30) -> None:
             if time.time() > deadline:
                 raise
             time.sleep(0.2)
+
+
+@contextmanager
+def serving(config: Path, port: int, log: Path, *options: str, workers: int = 1) -> Iterator[subprocess.Popen]:
+    """bench/server.py over `config` (with `options`), its output in `log`; yields once its
+    `workers` processes all answer, and stops it with SIGTERM afterwards."""
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bench.server", "--config", str(config), *options], stdout=output, stderr=output
+        )
+    try:
+        wait_until_serving(port)
+        wait_for_workers(port, workers)
+        yield server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
 
 
 def wait_for_workers(port: int, workers: int, timeout: float = 60) -> None:
@@ -247,18 +265,9 @@ def measure(
         f'[redis]\nurl = "{redis_url if workers > 1 else ""}"\n'
     )
     # The server's log (and access log, with --access-log) goes to a file, not the terminal.
-    with (work / f"server-{workers}.log").open("w") as log:
-        server = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "bench.server", "--config", str(config)),
-                *("--server", args.server, "--workers", str(workers)),
-            ],
-            stdout=log,
-            stderr=log,
-        )
-    try:
-        wait_until_serving(port)
-        wait_for_workers(port, workers)
+    log = work / f"server-{workers}.log"
+    options = ("--server", args.server, "--workers", str(workers))
+    with serving(config, port, log, *options, workers=workers) as server:
         base = f"http://127.0.0.1:{port}"
         redirect_path = f"/l/{link_code}"
         wrk(base + "/bench/bare", 2, args.connections)  # warm-up
@@ -284,9 +293,6 @@ def measure(
         exact_requests(port, redirect_path, 2000)
         time.sleep(0.5)
         exact_count = clicks(location) - start_count
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
     paced["answered"] = answered
     paced["cpu"] = {kind: cpu_after[kind] - cpu_before[kind] for kind in cpu_after}
     return rounds, paced, exact_count

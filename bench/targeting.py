@@ -10,9 +10,7 @@ plain one; the plain link >= 85% of the bare 302.
 
 from __future__ import annotations
 
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench.redirects import free_port, have_wrk, wait_until_serving, wrk, wrk_arguments
+from bench.redirects import free_port, have_wrk, serving, wrk, wrk_arguments
 from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
@@ -116,14 +114,9 @@ def main() -> int:
         f'[server]\nport = {port}\naccess_log = false\n[storage]\npath = "{location}"\n'
         "[fetcher]\nenabled = false\n[limits]\nrequests_per_minute = 1000000\n"
     )
-    with (work / "server.log").open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(config)], stdout=log, stderr=log
-        )
     base = f"http://127.0.0.1:{port}"
     paths = {"bare 302": "/bench/bare", "plain link": f"/l/{plain}", "10 rules": f"/l/{ruled}"}
-    try:
-        wait_until_serving(port)
+    with serving(config, port, work / "server.log"):
         for path in paths.values():  # warm-up: caches filled, rules compiled
             wrk(base + path, 2, args.connections, script)
         rounds: list[dict[str, float]] = []
@@ -133,9 +126,6 @@ def main() -> int:
             )
         # Where the ruled link sent its visitors: the last rule, every time.
         status, location = probe(port, f"/l/{ruled}")
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
     for number, found in enumerate(rounds, start=1):
         print(f"round {number}: " + "   ".join(f"{name} {rps:>7.0f} req/s" for name, rps in found.items()))
     median = {name: statistics.median(found[name] for found in rounds) for name in paths}
