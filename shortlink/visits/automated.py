@@ -33,6 +33,7 @@ import crawleruseragents
 import regex
 
 from shortlink.visits import matomo
+from shortlink.visits.pattern_groups import PatternGroup, unchanged
 
 _MATOMO_RULES = ("regexes/upstream/bots.yml", "regexes/upstream/client/feed_readers.yml")
 _MATOMO_BROWSERS = "regexes/upstream/client/browsers.yml"
@@ -70,23 +71,41 @@ _PEOPLES_BROWSERS = re.compile(r"\bSogouM(?:SE|obileBrowser)\b")
 _EXPLOIT_PAYLOAD = re.compile(r"\$\{|\(\) \{|<script|\.\./\.\./|\bunion\s+select\b", re.IGNORECASE)
 
 
-@cache
-def _matomo_rules() -> regex.Pattern[str]:
+# Each list is searched as its alternation would be, but a pattern is tried only on agents holding
+# the literal it starts with (visits/pattern_groups.py): a fifth of the time per agent.
+
+
+def matomo_rule(pattern: str) -> regex.Pattern[str]:
     # Matomo writes PCRE (variable-width look-behinds): the regex module reads it as is.
-    patterns = [rule["regex"] for path in _MATOMO_RULES for rule in matomo.rules(path, list)]
-    return regex.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", regex.IGNORECASE)
+    return regex.compile(matomo.BOUNDARY + "(?:" + pattern + ")", regex.IGNORECASE)
+
+
+def matomo_bot_patterns() -> list[str]:
+    return [rule["regex"] for path in _MATOMO_RULES for rule in matomo.rules(path, list)]
+
+
+def matomo_browser_patterns() -> list[str]:
+    return [rule["regex"] for rule in matomo.rules(_MATOMO_BROWSERS, list)]
+
+
+def crawler_patterns() -> list[str]:
+    return [entry["pattern"] for entry in crawleruseragents.CRAWLER_USER_AGENTS_DATA]
 
 
 @cache
-def _matomo_browsers() -> regex.Pattern[str]:
-    patterns = [rule["regex"] for rule in matomo.rules(_MATOMO_BROWSERS, list)]
-    return regex.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", regex.IGNORECASE)
+def _matomo_rules() -> PatternGroup:
+    return PatternGroup(matomo_bot_patterns(), matomo_rule)
 
 
 @cache
-def _crawler_list() -> re.Pattern[str]:
+def _matomo_browsers() -> PatternGroup:
+    return PatternGroup(matomo_browser_patterns(), matomo_rule)
+
+
+@cache
+def _crawler_list() -> PatternGroup:
     # The list's patterns are case-sensitive by design ("Bot" in a product name is not "bot").
-    return re.compile("|".join(entry["pattern"] for entry in crawleruseragents.CRAWLER_USER_AGENTS_DATA))
+    return PatternGroup(crawler_patterns(), re.compile, unchanged)
 
 
 def without_device_slot(user_agent: str) -> str:

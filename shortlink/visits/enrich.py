@@ -24,7 +24,7 @@ from shortlink.bio.rules import referrer_label
 from shortlink.storage.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.visits import matomo
 from shortlink.visits.countries import CountryTable
-from shortlink.visits.model_patterns import PatternGroup
+from shortlink.visits.pattern_groups import PatternGroup
 
 DEVICES = ("mobile", "tablet", "desktop", OTHER_DEVICE)
 

@@ -1,6 +1,7 @@
-"""The Android model table looked up by literal prefixes answers exactly as the alternation of
-all its patterns does, on every model name of the published corpora and on names made from the
-patterns themselves."""
+"""Pattern groups answer exactly as the alternation of all their patterns does: the Android model
+table on the corpora's model names, and the bot, feed-reader, browser and crawler lists that decide
+whether an agent is a program on the corpora's agents; both also on texts made from the patterns
+themselves."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import json
 import re
 
 import pytest
+import regex
 
-from shortlink.visits import matomo
-from shortlink.visits.model_patterns import PatternGroup, fold, leading_literal
+from shortlink.visits import automated, matomo
+from shortlink.visits.pattern_groups import PatternGroup, fold, leading_literal, unchanged
 from tests.support import paths
 
 pytestmark = pytest.mark.slow(seconds=20)  # the whole alternation, compiled and searched, is the reference
@@ -29,10 +31,14 @@ def groups() -> list[list[str]]:
     return list(found.values())
 
 
+def corpus_agents() -> list[str]:
+    return [row["ua"] for path in sorted(paths.CORPUS.glob("*.json")) for row in json.loads(path.read_text("utf-8"))]
+
+
 def names() -> set[str]:
     """A third of the corpora's Android model names (some 2,000): each search of the whole
     alternation costs about a millisecond."""
-    agents = [row["ua"] for path in sorted(paths.CORPUS.glob("*.json")) for row in json.loads(path.read_text("utf-8"))]
+    agents = corpus_agents()
     found = sorted({model.group(1).strip() for agent in agents if (model := ANDROID_MODEL.search(agent))})
     return set(found[::3])
 
@@ -64,3 +70,33 @@ def test_leading_literals_are_only_what_every_match_starts_with():
     assert leading_literal("A[0-9]+") == "A"
     # IGNORECASE matches the Kelvin sign with k and the dotless i with i: folded alike.
     assert fold("\u212aindle \u0131Pad") == "kindle ipad"
+
+
+@pytest.mark.parametrize("rules", ["bots and feed readers", "browsers", "crawlers"])
+def test_the_program_rules_answer_as_their_alternation(rules):
+    patterns, reference, group = {
+        "bots and feed readers": (
+            automated.matomo_bot_patterns(),
+            lambda joined: regex.compile(matomo.BOUNDARY + "(?:" + joined + ")", regex.IGNORECASE),
+            lambda patterns: PatternGroup(patterns, automated.matomo_rule),
+        ),
+        "browsers": (
+            automated.matomo_browser_patterns(),
+            lambda joined: regex.compile(matomo.BOUNDARY + "(?:" + joined + ")", regex.IGNORECASE),
+            lambda patterns: PatternGroup(patterns, automated.matomo_rule),
+        ),
+        "crawlers": (
+            automated.crawler_patterns(),
+            re.compile,
+            lambda patterns: PatternGroup(patterns, re.compile, unchanged),
+        ),
+    }[rules]
+    alternation, grouped = reference("|".join(patterns)), group(patterns)
+    # A tenth of the corpora's agents (each search of the alternation costs about a millisecond),
+    # and for a pattern in ten its literal alone, in another case, and inside a browser's agent.
+    texts = set(corpus_agents()[::10])
+    for pattern in patterns[::10]:
+        if literal := leading_literal(pattern):
+            texts |= {literal, literal.upper(), f"Mozilla/5.0 (X11; Linux) {literal.lower()}/1.0 Safari/537.36"}
+    for text in texts:
+        assert grouped.search(text) == (alternation.search(text) is not None), (rules, text)

@@ -1,0 +1,159 @@
+"""Many patterns searched as one, as their alternation would be, at a fraction of the cost of
+compiling and searching that alternation (docs/performance.md): Matomo's device-model patterns,
+and the bot, feed-reader, browser and crawler lists that decide whether an agent is a program.
+
+A pattern that starts with a literal (most do: "SM-S911", "Redmi Note", "Googlebot") can only
+match a text holding that literal, so it is compiled, alone, the first time a text holds it;
+the rest are compiled together, once. Searching a text gives what searching the alternation
+would: whether any pattern matches, and the leftmost start of a match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Any
+
+from shortlink.visits.matomo import BOUNDARY
+
+_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+_SHORTEST_INDEXED = 2  # literal characters a pattern must start with to be looked up by them
+
+
+def leading_literal(pattern: str) -> str:
+    """The characters every match of `pattern` starts with ("" when it has no such start or
+    an alternation at its top level, whose other branches need not start with them)."""
+    if _alternation_at_top(pattern):
+        return ""
+    literal: list[str] = []
+    for character in pattern:
+        if character in _METACHARACTERS:
+            if character in "?*{" and literal:
+                literal.pop()  # quantified: the last character may be absent
+            break
+        literal.append(character)
+    return "".join(literal)
+
+
+def required_literal(pattern: str) -> str:
+    """Characters every match of `pattern` holds: its leading literal, after a leading "^" or
+    ".*" (".*masscan" can only match a text holding "masscan")."""
+    for start in ("^", ".*", ".+"):
+        if pattern.startswith(start):
+            return leading_literal(pattern[len(start) :])
+    return leading_literal(pattern)
+
+
+def _alternation_at_top(pattern: str) -> bool:
+    return len(_top_level_split(pattern)) > 1
+
+
+def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """(position, character, group depth after it) of each character that is not escaped and
+    not inside a character class: the ones that shape the pattern."""
+    depth, at, in_class = 0, 0, False
+    while at < len(pattern):
+        character = pattern[at]
+        if character == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = character != "]"
+        elif character == "[":
+            in_class = True
+        else:
+            depth += {"(": 1, ")": -1}.get(character, 0)
+            yield at, character, depth
+        at += 1
+
+
+def _top_level_split(pattern: str) -> list[str]:
+    """The pattern's branches at its top level ("a|b(c|d)" → "a", "b(c|d)")."""
+    cuts = [at for at, character, depth in _structure(pattern) if character == "|" and depth == 0]
+    return [pattern[start + 1 : end] for start, end in zip([-1, *cuts], [*cuts, len(pattern)], strict=True)]
+
+
+def _ungrouped(pattern: str) -> str:
+    """A pattern wholly inside one group, "(…)" or "(?:…)" with nothing after it, without it;
+    otherwise the pattern itself."""
+    opening = 3 if pattern.startswith("(?:") else 1 if pattern.startswith("(") and not pattern.startswith("(?") else 0
+    closes = [at for at, character, depth in _structure(pattern) if character == ")" and depth == 0]
+    return pattern[opening:-1] if opening and closes == [len(pattern) - 1] else pattern
+
+
+def branches(pattern: str) -> list[str]:
+    """Alternatives that, searched one by one, match where the pattern does: its top-level
+    branches, and those of a group around the whole of it. (No pattern of ours refers back to a
+    group by number, so taking groups apart changes no match.)"""
+    parts = _top_level_split(pattern)
+    if len(parts) == 1:
+        inner = _ungrouped(pattern)
+        return [pattern] if inner == pattern else branches(inner)
+    return [branch for part in parts for branch in branches(part)]
+
+
+def fold(text: str) -> str:
+    """Case-folded as far as IGNORECASE goes: every character it matches with an ASCII letter,
+    digit or punctuation folds to that character (casefold, plus the two Turkish i's)."""
+    return text.casefold().replace("\u0131", "i").replace("i\u0307", "i")
+
+
+def matomo_pattern(pattern: str) -> re.Pattern[str]:
+    """How device-detector compiles a rule: after a word boundary of its own, ignoring case."""
+    return re.compile(BOUNDARY + "(?:" + pattern + ")", re.IGNORECASE)
+
+
+def unchanged(text: str) -> str:
+    return text
+
+
+class PatternGroup:
+    """`patterns` as `compile_pattern("|".join(patterns))` would search them: it must treat the
+    joined text as the alternation of its parts (it may add a prefix and flags around it), and
+    `fold_case` is the case folding its flags imply (`unchanged` for case-sensitive patterns)."""
+
+    def __init__(
+        self,
+        patterns: list[str],
+        compile_pattern: Callable[[str], Any] = matomo_pattern,
+        fold_case: Callable[[str], str] = fold,
+    ):
+        self._fold = fold_case
+        self._compile = lru_cache(maxsize=4096)(compile_pattern)
+        unindexed: list[str] = []
+        # First two folded characters of the literal → (folded literal, pattern), in order.
+        self._indexed: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for pattern in (branch for whole in patterns for branch in branches(whole)):
+            literal = fold_case(required_literal(pattern))
+            if len(literal) >= _SHORTEST_INDEXED:
+                self._indexed[literal[:_SHORTEST_INDEXED]].append((literal, pattern))
+            else:
+                unindexed.append(pattern)
+        self._unindexed = compile_pattern("|".join(unindexed)) if unindexed else None
+
+    def _candidates(self, text: str) -> list[Any]:
+        folded = self._fold(text)
+        found: dict[str, None] = {}  # patterns in first-seen order, once each
+        for at in range(len(folded) - _SHORTEST_INDEXED + 1):
+            for literal, pattern in self._indexed.get(folded[at : at + _SHORTEST_INDEXED], ()):
+                if folded.startswith(literal, at):
+                    found[pattern] = None
+        return [self._compile(pattern) for pattern in found]
+
+    def search(self, text: str) -> bool:
+        """Whether any pattern matches somewhere in `text`."""
+        return any(known.search(text) for known in self._patterns(text))
+
+    def search_start(self, text: str) -> int | None:
+        """Where the leftmost match in `text` starts, or None when no pattern matches."""
+        starts = [found.start() for known in self._patterns(text) if (found := known.search(text))]
+        return min(starts) if starts else None
+
+    def matches_at_start(self, text: str) -> bool:
+        return any(known.match(text) for known in self._patterns(text))
+
+    def _patterns(self, text: str) -> list[Any]:
+        unindexed = [self._unindexed] if self._unindexed is not None else []
+        return unindexed + self._candidates(text)
