@@ -18,7 +18,7 @@ from shortlink.accounts import service as accounts
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from tests.conftest import run_cli
-from tests.support.helpers import store_link
+from tests.support.helpers import store_link, wait_for
 from tests.support.load import Load, assert_rollups_match_raw_clicks
 from throwaway.live_server import LiveServer
 
@@ -56,13 +56,18 @@ def test_sigkill_loses_only_the_unflushed_queue_and_keeps_the_file_sound(tmp_pat
     _, code = prepare(server)
     server.start()
     load = Load(server.port, code)
-    time.sleep(2.0)
     # What a SIGKILL may lose is the writer's queue, never a batch it reported written.
     # Read from the server itself, not from the clock: a loaded machine may delay a
     # flush, but a written batch is committed.
-    status, health = server.request("GET", "/healthz")
-    assert status == 200, health
-    written_before_kill = json.loads(health)["clicksWritten"]
+    health: dict = {}
+
+    def written_under_load() -> bool:
+        status, body = server.request("GET", "/healthz")
+        health.update(json.loads(body) if status == 200 else {})  # a loaded writer may time it out
+        return load.acknowledged > 200 and health.get("clicksWritten", 0) > 0
+
+    wait_for(written_under_load, what="clicks acknowledged and some written")
+    written_before_kill = health["clicksWritten"]
     killed_at = time.monotonic()
     server.stop(signal.SIGKILL)
     load.stop()
@@ -105,7 +110,7 @@ def test_sigterm_under_load_loses_nothing(tmp_path, storage):
     _, code = prepare(server)
     server.start()
     load = Load(server.port, code)
-    time.sleep(1.5)
+    wait_for(lambda: load.acknowledged > 100, what="the load to run")
     # uvicorn re-raises the signal once its graceful shutdown is complete.
     assert server.stop(signal.SIGTERM) in (0, -signal.SIGTERM)
     acknowledged = load.stop()

@@ -27,7 +27,7 @@ from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import BACKENDS, bearer, run_cli
-from tests.support.helpers import store_link
+from tests.support.helpers import store_link, wait_for
 from tests.support.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
 from tests.support.visitors import ANDROID_CHROME
 from throwaway.live_server import LiveServer
@@ -230,15 +230,20 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
         start_together([a, b])
         # Each process gets its own link, so that what each stored can be told apart.
         load_a, load_b = Load(a.port, code_a), Load(b.port, code_b)
-        time.sleep(2.0)
-        status, health = a.request("GET", "/healthz")
-        assert status == 200, health
-        written_by_a = json.loads(health)["clicksWritten"]  # committed: a kill cannot take them back
+        health: dict = {}
+
+        def a_has_written_clicks() -> bool:
+            # Until A's writer has committed some (under load its health check may time out first).
+            status, body = a.request("GET", "/healthz")
+            health.update(json.loads(body) if status == 200 else {})
+            return health.get("clicksWritten", 0) > 0
+
+        wait_for(a_has_written_clicks, what="A to report clicks written")
+        written_by_a = health["clicksWritten"]  # committed: a kill cannot take them back
         a.stop(signal.SIGKILL)
         served_by_b_at_kill = load_b.acknowledged
-        time.sleep(1.0)
+        wait_for(lambda: load_b.acknowledged > served_by_b_at_kill + 50, what="B to keep serving")
         assert all(thread.is_alive() for thread in load_b.threads), "B stopped serving"
-        assert load_b.acknowledged > served_by_b_at_kill + 50, "B did not keep serving"
         acknowledged_a, acknowledged_b = load_a.stop(), load_b.stop()
         assert b.stop(signal.SIGTERM) in (0, -signal.SIGTERM)  # B drains its queue
     finally:
@@ -288,7 +293,7 @@ def test_workers_share_one_port_and_sigterm_drains_every_one(tmp_path, storage):
         server.start(timeout=180)
         assert len(process_ids(server, 2)) == 2  # two processes answer on the one port
         load = Load(server.port, code)
-        time.sleep(1.5)
+        wait_for(lambda: load.acknowledged > 100, what="the load to run")
         assert server.stop(signal.SIGTERM) == 0  # the supervisor stops its workers, each draining
         acknowledged = load.stop()
     finally:
