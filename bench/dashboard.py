@@ -27,7 +27,7 @@ from bench.analytics import seed_account
 from shortlink.accounts import passwords, sessions
 from shortlink.config import load_config
 from shortlink.storage import connect
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 
 EMAIL, PASSWORD = "big@example.com", "a benchmark password"
 

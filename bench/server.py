@@ -22,7 +22,7 @@ from litestar import Litestar, Response, get
 
 from shortlink.config import load_config
 from shortlink.server import serve
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 
 CONFIG_VARIABLE = "BENCH_SHORTLINK_CONFIG"  # not SHORTLINK_*: those are config overrides
 

@@ -22,7 +22,7 @@ from shortlink.sharedstate import check_redis
 from shortlink.storage import connect
 from shortlink.storage.sqlite import stop_memory_statistics
 from shortlink.web.accesslog import configure_access_log
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
 # Allocations net of frees between two young collections (see tune_garbage_collection).

@@ -15,7 +15,7 @@ from litestar.testing import TestClient
 from shortlink.accounts import service as accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
-from shortlink.web.app import bind, create_app
+from shortlink.web.asgi import bind, create_app
 from throwaway.postgres_server import PostgresServer
 from throwaway.redis_server import RedisServer
 

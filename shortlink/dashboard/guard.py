@@ -49,7 +49,7 @@ async def session_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None
 
 
 def provide_session(request: Request, services: NamedDependency[Services]) -> SessionAccount:
-    """The session session_guard let in. It takes `services` only to be resolved after it (see web.app)."""
+    """The session session_guard let in. It takes `services` only to be resolved after it (see web.asgi)."""
     session = load_session(request)
     assert session is not None, "session_guard runs first"
     return session

@@ -25,7 +25,7 @@ async def api_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
 
 
 def provide_principal(request: Request, services: NamedDependency[Services]) -> Principal:
-    """The key api_guard admitted. It takes `services` only to be resolved after it (see web.app)."""
+    """The key api_guard admitted. It takes `services` only to be resolved after it (see web.asgi)."""
     return request.scope["state"][PRINCIPAL]
 
 

@@ -24,7 +24,7 @@ from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer, old_short_path
 
 if TYPE_CHECKING:
-    from shortlink.web.app import Bound
+    from shortlink.web.asgi import Bound
 
 # The buttons lead only to our own short URLs: the full address of the page goes with a
 # tap (as Referer), and the click is labelled with the page it came from.
@@ -68,7 +68,7 @@ def _handle_of(name: str, method: str) -> str:
 
 
 def bio_handlers(bound: Bound) -> list:
-    """The routes, reading the app's current Bio and trusted proxies from `bound` (web.app)."""
+    """The routes, reading the app's current Bio and trusted proxies from `bound` (web.asgi)."""
 
     def host_of(request: Request) -> str:
         return request.headers.get("host", "").lower()

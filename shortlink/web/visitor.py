@@ -20,7 +20,7 @@ from shortlink.app.visits import VisitRequest
 from shortlink.visits import respond
 
 if TYPE_CHECKING:
-    from shortlink.web.app import Bound
+    from shortlink.web.asgi import Bound
 
 MAX_FORM_BYTES = 4096
 MAX_USER_AGENT = 512
@@ -86,7 +86,7 @@ class Answer:
 
 
 def visitor_handlers(bound: Bound) -> list:
-    """The routes, reading the app's current Visits and settings from `bound` (web.app)."""
+    """The routes, reading the app's current Visits and settings from `bound` (web.asgi)."""
 
     @route("/l/{code:str}", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
     async def visit(request: Request, code: FromPath[str]) -> Answer:

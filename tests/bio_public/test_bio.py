@@ -22,7 +22,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.pages.csp import csp_hash
 from shortlink.pages.templated import STYLE
 from shortlink.visits import enrich
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.support.helpers import wait_for, wait_for_domain
 from tests.support.visitors import DESKTOP, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE, make_link

@@ -10,7 +10,7 @@ import pytest
 from shortlink.config import ConfigError
 from shortlink.errors import ValidationError
 from shortlink.links.public import blocked_hosts, blocking_entry, refuse_for_public
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from shortlink.web.public import CSRF_COOKIE
 from tests.support.visitors import FACEBOOK_BOT, IPHONE
 

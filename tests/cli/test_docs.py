@@ -56,7 +56,7 @@ def test_every_command_is_in_the_command_line_page(command):
 
 
 def test_every_route_is_in_the_manual(config):
-    from shortlink.web.app import create_app
+    from shortlink.web.asgi import create_app
 
     text = manual() + README.read_text(encoding="utf-8")
     missing = []

@@ -10,7 +10,7 @@ import pytest
 
 from shortlink.config import ConfigError
 from shortlink.storage import connect
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from tests.conftest import run_cli
 
 NOT_SQLITE = b"not a database" * 100

@@ -32,7 +32,7 @@ from shortlink.fetcher.ssrf import MAX_BODY_BYTES, MAX_REDIRECTS, fetch_html
 from shortlink.fetcher.worker import USER_AGENT, TitleFetcher
 from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import SqliteDatabase
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from tests.conftest import SHORT_HOST, run_cli
 from tests.support.helpers import serve_in_background, store_link
 

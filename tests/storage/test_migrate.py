@@ -19,7 +19,7 @@ from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
 from shortlink.storage.tags import replace_link_tags
 from shortlink.storage.targeting import replace_document
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
 from shortlink.webhooks.events import CreateWebhook

@@ -16,7 +16,7 @@ import gc, sys
 from litestar.testing import TestClient
 from shortlink.config import load_config
 from shortlink.server import build_server
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 
 config = load_config(storage_path=sys.argv[1], fetcher_enabled=False)
 app = build_server(config, create_app(config)).config.app
@@ -81,7 +81,7 @@ import pytest
 from litestar.testing import TestClient
 from shortlink.config import load_config
 from shortlink.server import build_server
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 
 config = load_config(storage_path=sys.argv[1], fetcher_enabled=False)
 with TestClient(build_server(config, create_app(config)).config.app) as client:

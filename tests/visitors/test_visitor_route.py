@@ -10,7 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from shortlink.accounts import service as accounts
-from shortlink.web.app import create_app
+from shortlink.web.asgi import create_app
 from tests.conftest import SHORT_HOST, bearer
 from tests.support.helpers import wait_for_domain
 from tests.support.html_page import Page
