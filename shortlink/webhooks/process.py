@@ -7,7 +7,9 @@ own process, niced, the kernel gives it a small share while the cores are conten
 needs while they are not (docs/webhooks.md, "The delivering process").
 
 The parent side (`DeliveryProcess`) runs `python -m shortlink.webhooks.process` from a thread
-of its own that waits for it and starts it again after a crash, with a backoff. The child's
+of its own that waits for it and starts it again after a crash, with a backoff. It starts it
+once the installation has a webhook endpoint (looked for every second until then): most
+installations have none, and need no process, nor its start-up's CPU. The child's
 stdin is a pipe from the parent: the configuration as one JSON line, then a byte for each
 wake-up (new events to send now rather than at the next poll). The child stops on SIGTERM, on
 the end of that pipe (the parent is gone, SIGKILL included) and, on Linux, on the signal the
@@ -30,6 +32,8 @@ import time
 import msgspec
 
 from shortlink.config import Config
+from shortlink.storage import Connection, connect
+from shortlink.storage import webhooks as store
 from shortlink.wiring import Delivering
 
 log = logging.getLogger("shortlink.webhooks")
@@ -46,6 +50,8 @@ STABLE_SECONDS = 60.0
 # How long a stopping child may finish its round (it abandons sends in flight: their claims
 # expire and they go out again, at-least-once) before it is killed.
 STOP_SECONDS = 10.0
+# Until it starts: how often the installation is looked at for a first endpoint.
+ENDPOINT_POLL_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WAKE = b"w"
 
@@ -86,6 +92,11 @@ class DeliveryProcess:
             child = self._child
         if child is not None and child.poll() is None:
             child.terminate()
+            try:
+                child.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                log.error("webhook delivery process [%d] did not stop in %.0f s: killed", child.pid, STOP_SECONDS)
+                child.kill()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
@@ -110,7 +121,30 @@ class DeliveryProcess:
             log.info("webhook delivery process [%d] started", child.pid)
             return child
 
+    def _until_wanted(self) -> bool:
+        """Wait until the installation has a webhook endpoint; False: stopped before that."""
+        conn: Connection | None = None
+        try:
+            while True:
+                try:
+                    conn = conn or connect(self.config.storage.location)
+                    if store.any_endpoint(conn):
+                        return True
+                except Exception:  # a locked or unreachable database: look again
+                    log.exception("could not look for webhook endpoints")
+                    with contextlib.suppress(Exception):
+                        if conn is not None:
+                            conn.close()
+                    conn = None
+                if self._stopping.wait(ENDPOINT_POLL_SECONDS):
+                    return False
+        finally:
+            if conn is not None:
+                conn.close()
+
     def _keep_running(self) -> None:
+        if not self._until_wanted():
+            return
         backoff = RESTART_SECONDS
         while True:
             began = time.monotonic()
@@ -123,10 +157,11 @@ class DeliveryProcess:
                 self._wait(child)
                 if self._stopping.is_set():
                     return
+                code = child.returncode
                 log.error(
-                    "webhook delivery process [%d] ended (exit status %s); starting it again in %.0f s",
+                    "webhook delivery process [%d] ended (%s); starting it again in %.0f s",
                     child.pid,
-                    child.returncode,
+                    f"signal {-code}" if code < 0 else f"exit status {code}",
                     backoff,
                 )
             if self._stopping.is_set() or self._stopping.wait(backoff):
@@ -136,18 +171,7 @@ class DeliveryProcess:
             )
 
     def _wait(self, child: subprocess.Popen) -> None:
-        """Until the child ends; once stopping, kill it if it does not end in time."""
-        while child.poll() is None:
-            if self._stopping.is_set():
-                try:
-                    child.wait(timeout=STOP_SECONDS)
-                except subprocess.TimeoutExpired:
-                    log.error("webhook delivery process [%d] did not stop in %.0f s: killed", child.pid, STOP_SECONDS)
-                    child.kill()
-                    child.wait()
-                break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=0.5)
+        child.wait()  # blocks in waitpid, without the GIL; reaps it
         with self._lock:
             self._child = None
             if child.stdin is not None:

@@ -103,10 +103,12 @@ def test_serve_delivers_from_a_niced_child_that_is_restarted_and_ends_with_the_s
     server.start()
     assert server.process is not None
     with running_receiver() as receiver:
+        # No endpoint, no delivering process; the first one, made by the CLI (another process),
+        # starts it, and the server notices it wants clicks (it writes click events then).
+        assert delivering_children(server.process.pid) == []
+        add_endpoint(server, receiver, "hooks@example.com")
         child = the_child(server)
         assert niceness(child) == min(19, niceness(server.process.pid) + NICENESS)
-        # The server notices an endpoint another process made (it writes click events then).
-        add_endpoint(server, receiver, "hooks@example.com")
         status, body = server.request(
             "POST", "/api/v1/links", json.dumps({"originalUrl": "https://example.com/"}), headers
         )
@@ -137,11 +139,20 @@ def test_serve_delivers_from_a_niced_child_that_is_restarted_and_ends_with_the_s
 
 def test_many_workers_share_one_delivering_process(tmp_path):
     redis = RedisServer(tmp_path / "redis").start()
-    server = LiveServer(tmp_path, workers=2, redis_url=redis.url)
+    server = LiveServer(tmp_path, workers=2, redis_url=redis.url, fetcher_allow_private_addresses="true")
+    key = server.create_key("workers@example.com")
     try:
         server.start()
         assert server.process is not None
-        child = the_child(server)
+        with running_receiver() as receiver:
+            add_endpoint(server, receiver, "workers@example.com")
+            child = the_child(server)
+            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+            for number in range(4):  # through either worker
+                body = json.dumps({"originalUrl": f"https://example.com/{number}"})
+                assert server.request("POST", "/api/v1/links", body, headers)[0] == 201
+            wait_for(lambda: receiver.types().count("link.created") >= 4, what="the workers' events")
+            assert len({item.headers["webhook-id"] for item in receiver.received}) == receiver.count() == 4
         # uvicorn's two workers, and one delivering process beside them: none of theirs.
         workers = children(server.process.pid, b"multiprocessing")
         assert len(workers) == 2
