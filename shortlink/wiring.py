@@ -185,6 +185,7 @@ class Services:
         self.webhooks, self.deliverer = self._webhooks(config)
         self._deliver_here = True
         self._wake_deliverer: Callable[[], None] = self.deliverer.notify
+        self._look_at_subscribers = asyncio.Event()
 
     def _webhooks(self, config: Config) -> tuple[Webhooks, Deliverer]:
         """Webhook endpoints, and the deliverer that sends their events; both sign with the
@@ -209,7 +210,13 @@ class Services:
         process, webhooks.process): this one writes them, calls `wake()` after writing some,
         and reads who subscribes to clicks itself (the deliverer's rounds did). Before start()."""
         self._deliver_here = False
-        self._wake_deliverer = wake or (lambda: None)
+        tell = wake or (lambda: None)
+
+        def written() -> None:
+            tell()
+            self._look_at_subscribers.set()  # as the deliverer's round did: soon after a change
+
+        self._wake_deliverer = written
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
@@ -288,9 +295,13 @@ class Services:
 
     async def _refresh_subscribers(self) -> None:
         """Endpoints made or removed by the CLI or another process, or disabled by the
-        delivering process, change who subscribes to clicks."""
+        delivering process, change who subscribes to clicks: looked at once a second, and
+        after this process wrote events."""
         while True:
-            await asyncio.sleep(SUBSCRIBERS_POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SUBSCRIBERS_POLL_SECONDS):
+                    await self._look_at_subscribers.wait()
+            self._look_at_subscribers.clear()
             try:
                 await self.webhooks.refresh_subscribers()
             except Exception:  # a locked or failing database must not end the refresher

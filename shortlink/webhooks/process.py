@@ -34,7 +34,6 @@ import msgspec
 from shortlink.config import Config
 from shortlink.storage import Connection, connect
 from shortlink.storage import webhooks as store
-from shortlink.wiring import Delivering
 
 log = logging.getLogger("shortlink.webhooks")
 
@@ -203,6 +202,9 @@ def read_config(fd: int) -> tuple[Config, bytes]:
 
 async def deliver(config: Config, fd: int) -> None:
     """The deliverer's rounds until SIGTERM or the end of the parent's pipe."""
+    # Imported here, once niced: the app's modules are most of the process's start-up CPU.
+    from shortlink.wiring import Delivering
+
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stopping.set)
