@@ -49,7 +49,7 @@ from shortlink.storage import links as link_store
 from shortlink.storage import webhooks as webhook_store
 from shortlink.webhooks import endpoints
 from shortlink.webhooks.events import CreateWebhook
-from shortlink.webhooks.process import DeliveryProcess
+from shortlink.webhooks.process import READY, DeliveryProcess
 
 PRIVATE = {"SHORTLINK_FETCHER_ALLOW_PRIVATE_ADDRESSES": "true"}
 CATCH_UP_SECONDS = 120
@@ -141,6 +141,9 @@ def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: 
     samples: list[tuple[float, int, int, int]] = []
     try:
         wait_until_serving(port)
+        deadline = time.monotonic() + CATCH_UP_SECONDS  # the delivering process has started
+        while READY not in (work / "server-paced.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
         done = threading.Event()
 
         def sample() -> None:

@@ -41,6 +41,7 @@ MODULE = "shortlink.webhooks.process"
 # The child's niceness above the server's: with the cores contended, CFS gives a nice-10
 # process about a tenth of a nice-0 one's share; with idle cores it runs as fast as ever.
 NICENESS = 10
+READY = "delivering (niceness"  # in its log line once its deliverer runs
 # A crashed child is started again after this, doubled after each crash in a row up to the
 # most; a child that ran STABLE_SECONDS starts the count over.
 RESTART_SECONDS = 1.0
@@ -210,6 +211,7 @@ async def deliver(config: Config, fd: int) -> None:
     loop.add_signal_handler(signal.SIGTERM, stopping.set)
     delivering = Delivering(config)
     await delivering.start()
+    log.info("webhook delivery process [%d] %s +%d)", os.getpid(), READY, NICENESS)
     os.set_blocking(fd, False)
 
     def readable() -> None:
@@ -240,7 +242,6 @@ def main() -> None:
     os.nice(NICENESS)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
     config, _wakes = read_config(sys.stdin.fileno())
-    log.info("webhook delivery process [%d] delivering (niceness +%d)", os.getpid(), NICENESS)
     asyncio.run(deliver(config, sys.stdin.fileno()))
 
 
