@@ -3,6 +3,8 @@ subscribed to link.clicked, side by side with none; then 1,000 human clicks a se
 endpoint, on a fresh database each: all on one link, then spread over --paced-links links;
 whether every click's event is delivered as it comes, without the outbox growing. (A link's
 events go out one after another, so one link's rate is bound by the receiver's round trip.)
+With the ratio rounds, the CPU per redirect at full load of the serving process alone and of
+the delivering process, with and without the endpoint (less moved by a loaded machine).
 Last, the delivering process alone (no server): --standalone-events waiting click events on one
 link and on --paced-links links, its deliveries a second and CPU per delivery.
 
@@ -49,7 +51,7 @@ from shortlink.storage import links as link_store
 from shortlink.storage import webhooks as webhook_store
 from shortlink.webhooks import endpoints
 from shortlink.webhooks.events import CreateWebhook
-from shortlink.webhooks.process import READY, DeliveryProcess
+from shortlink.webhooks.process import MODULE, READY, DeliveryProcess
 
 PRIVATE = {"SHORTLINK_FETCHER_ALLOW_PRIVATE_ADDRESSES": "true"}
 CATCH_UP_SECONDS = 120
@@ -125,25 +127,69 @@ def outbox_sizes(location: str) -> tuple[int, int]:
         conn.close()
 
 
-def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: int) -> dict:
-    """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
-    `codes` in turn, the outbox and the receiver's count sampled every second."""
+def start_server(work: Path, location: str, name: str) -> tuple[subprocess.Popen, int]:
+    """`bench.server` on `location` (one process, as `shortlink serve`), once serving and, when
+    the database has an endpoint, once its delivering process runs."""
     port = free_port()
-    config = work / "paced.toml"
+    config = work / f"{name}.toml"
     config.write_text(
         f'[server]\nport = {port}\naccess_log = false\n[storage]\npath = "{location}"\n'
         "[fetcher]\nenabled = false\nallow_private_addresses = true\n[limits]\nrequests_per_minute = 1000000\n"
     )
-    with (work / "server-paced.log").open("w") as log:
+    log_file = work / f"server-{name}.log"
+    with log_file.open("w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "bench.server", "--config", str(config)], stdout=log, stderr=log
         )
-    samples: list[tuple[float, int, int, int]] = []
+    wait_until_serving(port)
+    conn = connect(location)
+    hooked = webhook_store.any_endpoint(conn)
+    conn.close()
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    while hooked and READY not in log_file.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return server, port
+
+
+def delivering_child(parent: int) -> int | None:
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == parent and MODULE.encode() in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def cpu_run(args, work: Path, location: str, code: str, name: str, label: str) -> dict:
+    """Full-load redirects for rounds × seconds: CPU of the serving process alone, and of the
+    delivering process, per redirect answered (what load on the machine changes least)."""
+    server, port = start_server(work, location, name)
     try:
-        wait_until_serving(port)
-        deadline = time.monotonic() + CATCH_UP_SECONDS  # the delivering process has started
-        while READY not in (work / "server-paced.log").read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/l/{code}"
+        wrk(url, 2, args.connections)  # warm-up
+        child = delivering_child(server.pid)
+        serving, delivering = cpu_of(server.pid), cpu_of(child)
+        run = wrk(url, args.rounds * args.seconds, args.connections)
+        serving, delivering = cpu_of(server.pid) - serving, cpu_of(child) - delivering
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    return {
+        "name": label,
+        "rps": run["rps"],
+        "serving": serving / run["requests"],
+        "delivering": delivering / run["requests"],
+    }
+
+
+def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: int) -> dict:
+    """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
+    `codes` in turn, the outbox and the receiver's count sampled every second."""
+    samples: list[tuple[float, int, int, int]] = []
+    server, port = start_server(work, location, "paced")
+    try:
         done = threading.Event()
 
         def sample() -> None:
@@ -289,6 +335,7 @@ def main() -> int:
         time.sleep(0.5)
         plain, hooked = str(work / "plain.db"), str(work / "hooked.db")
         results = {}
+        cpu_runs: list[dict] = []
         if not args.paced_only and not args.standalone_only:
             plain_code, hooked_code = seed(plain, None)[0], seed(hooked, receiver_port)[0]
             for name, location, code in (
@@ -297,6 +344,9 @@ def main() -> int:
             ):
                 rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
                 results[name] = (rounds, exact)
+            for name, port in (("no endpoint", None), ("endpoint on link.clicked", receiver_port)):
+                location = str(work / f"cpu-{len(cpu_runs)}.db")
+                cpu_runs.append(cpu_run(args, work, location, seed(location, port)[0], f"cpu-{len(cpu_runs)}", name))
         paced_runs = []
         for links in () if args.standalone_only else (1, args.paced_links):
             location = str(work / f"paced-{links}.db")
@@ -311,6 +361,11 @@ def main() -> int:
         print(
             f"{name}: bare 302 {bare:.0f} req/s, /l/<code> + click {redirect:.0f} req/s, "
             f"ratio {redirect / bare:.1%} (target >= 85%); exact phase {exact}/2000 clicks recorded"
+        )
+    for run in cpu_runs:
+        print(
+            f"CPU per redirect at full load, {run['name']}: serving process {run['serving'] * 1e6:.0f} µs, "
+            f"delivering process {run['delivering'] * 1e6:.0f} µs ({run['rps']:.0f} req/s)"
         )
     for paced in paced_runs:
         report_paced(args, paced)
