@@ -20,7 +20,7 @@ from tests.support.receiver import Receiver, running_receiver
 from throwaway.live_server import LiveServer
 from throwaway.redis_server import RedisServer
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=12)  # a server, a child, a restart; two workers and Redis
 
 BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
 
