@@ -121,13 +121,14 @@ def test_serve_delivers_from_a_niced_child_that_is_restarted_and_ends_with_the_s
         # A crashed delivering process is started again (logged), and delivers.
         os.kill(child, signal.SIGKILL)
         restarted = the_child(server, not_this=child)
+        assert stat(child) is None  # reaped by the server before it started the new one: no zombie
         wait_for(lambda: niceness(restarted) == niced, what="the new one to lower its priority")
         clicks.until(2)
         assert f"webhook delivery process [{child}] ended" in server.log.read_text()
         assert all(item.verified_by for item in receiver.received)  # standardwebhooks, the endpoint's secret
 
         server.stop(signal.SIGTERM)
-        assert not running(restarted)
+        assert stat(restarted) is None  # stopped and reaped by the server before it exited
     log = server.log.read_text()
     assert "could not write" not in log and "Traceback" not in log  # the click writer never failed
 
