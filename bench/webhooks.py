@@ -3,9 +3,13 @@ subscribed to link.clicked, side by side with none; then 1,000 human clicks a se
 endpoint, on a fresh database each: all on one link, then spread over --paced-links links;
 whether every click's event is delivered as it comes, without the outbox growing. (A link's
 events go out one after another, so one link's rate is bound by the receiver's round trip.)
+With the ratio rounds, the CPU per redirect at full load of the serving process alone and of
+the delivering process, with and without the endpoint (less moved by a loaded machine).
+Last, the delivering process alone (no server): --standalone-events waiting click events on one
+link and on --paced-links links, its deliveries a second and CPU per delivery.
 
 Run: .venv/bin/python -m bench.webhooks [--rounds 3] [--seconds 5] [--rate 1000] [--paced-seconds 20]
-[--paced-links 50] [--paced-only].
+[--paced-links 50] [--standalone-events 10000] [--paced-only] [--standalone-only].
 Needs wrk. The receiver is a separate process on 127.0.0.1 answering 204 at once (so the
 installation runs with [fetcher] allow_private_addresses for it).
 """
@@ -38,12 +42,16 @@ from bench.redirects import (
 )
 from shortlink.accounts import service as accounts
 from shortlink.app.hosts import Hosts
+from shortlink.config import load_config
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
+from shortlink.storage import clicks as click_store
 from shortlink.storage import connect
+from shortlink.storage import links as link_store
 from shortlink.storage import webhooks as webhook_store
 from shortlink.webhooks import endpoints
 from shortlink.webhooks.events import CreateWebhook
+from shortlink.webhooks.process import MODULE, READY, DeliveryProcess
 
 PRIVATE = {"SHORTLINK_FETCHER_ALLOW_PRIVATE_ADDRESSES": "true"}
 CATCH_UP_SECONDS = 120
@@ -119,22 +127,69 @@ def outbox_sizes(location: str) -> tuple[int, int]:
         conn.close()
 
 
-def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: int) -> dict:
-    """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
-    `codes` in turn, the outbox and the receiver's count sampled every second."""
+def start_server(work: Path, location: str, name: str) -> tuple[subprocess.Popen, int]:
+    """`bench.server` on `location` (one process, as `shortlink serve`), once serving and, when
+    the database has an endpoint, once its delivering process runs."""
     port = free_port()
-    config = work / "paced.toml"
+    config = work / f"{name}.toml"
     config.write_text(
         f'[server]\nport = {port}\naccess_log = false\n[storage]\npath = "{location}"\n'
         "[fetcher]\nenabled = false\nallow_private_addresses = true\n[limits]\nrequests_per_minute = 1000000\n"
     )
-    with (work / "server-paced.log").open("w") as log:
+    log_file = work / f"server-{name}.log"
+    with log_file.open("w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "bench.server", "--config", str(config)], stdout=log, stderr=log
         )
-    samples: list[tuple[float, int, int, int]] = []
+    wait_until_serving(port)
+    conn = connect(location)
+    hooked = webhook_store.any_endpoint(conn)
+    conn.close()
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    while hooked and READY not in log_file.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return server, port
+
+
+def delivering_child(parent: int) -> int | None:
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == parent and MODULE.encode() in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def cpu_run(args, work: Path, location: str, code: str, name: str, label: str) -> dict:
+    """Full-load redirects for rounds × seconds: CPU of the serving process alone, and of the
+    delivering process, per redirect answered (what load on the machine changes least)."""
+    server, port = start_server(work, location, name)
     try:
-        wait_until_serving(port)
+        url = f"http://127.0.0.1:{port}/l/{code}"
+        wrk(url, 2, args.connections)  # warm-up
+        child = delivering_child(server.pid)
+        serving, delivering = cpu_of(server.pid), cpu_of(child)
+        run = wrk(url, args.rounds * args.seconds, args.connections)
+        serving, delivering = cpu_of(server.pid) - serving, cpu_of(child) - delivering
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    return {
+        "name": label,
+        "rps": run["rps"],
+        "serving": serving / run["requests"],
+        "delivering": delivering / run["requests"],
+    }
+
+
+def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: int) -> dict:
+    """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
+    `codes` in turn, the outbox and the receiver's count sampled every second."""
+    samples: list[tuple[float, int, int, int]] = []
+    server, port = start_server(work, location, "paced")
+    try:
         done = threading.Event()
 
         def sample() -> None:
@@ -201,6 +256,63 @@ def report_paced(args, paced: dict) -> None:
     )
 
 
+def cpu_of(pid: int | None) -> float:
+    """CPU seconds (user + system) used by a running process so far."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def standalone_run(work: Path, receiver_port: int, events: int, links: int) -> dict:
+    """The delivering process alone on a fresh database holding `events` waiting click events
+    spread over `links` links: deliveries a second from its first to its last, and its CPU."""
+    location = str(work / f"standalone-{links}.db")
+    codes = seed(location, receiver_port, links)
+    conn = connect(location)
+    link_ids = [row["id"] for row in (link_store.link_by_code(conn, code) for code in codes) if row is not None]
+    account_id = accounts.account_for(conn, "bench@example.com")["id"]
+    now = int(time.time() * 1000)
+    day = datetime.now(UTC).strftime("%Y-%m-%d")
+    for start in range(0, events, 5000):
+        batch = [
+            click_store.StoredClick(
+                link_ids[number % len(link_ids)], account_id, now, day, "desktop", "Chrome", "Windows", "DE",
+                "news.example.com", "", "bench", number, 0,
+            )
+            for number in range(start, min(events, start + 5000))
+        ]  # fmt: skip
+        click_store.write_batch(conn, click_store.encode_batch(batch), with_events=True)
+    conn.close()
+    config = work / f"standalone-{links}.toml"
+    config.write_text(f'[storage]\npath = "{location}"\n[fetcher]\nallow_private_addresses = true\n')
+    delivery = DeliveryProcess(load_config(config, environ={}))
+    before = received(receiver_port)
+    delivery.start()
+    try:
+        deadline = time.monotonic() + CATCH_UP_SECONDS
+        first = last = 0.0
+        cpu_at_first = 0.0
+        while (count := received(receiver_port) - before) < events and time.monotonic() < deadline:
+            if count and not first:
+                first, cpu_at_first = time.monotonic(), cpu_of(delivery.pid)
+            time.sleep(0.05)
+        last = time.monotonic()
+        cpu = cpu_of(delivery.pid) - cpu_at_first
+    finally:
+        delivery.stop()
+    return {"events": events, "links": links, "delivered": count, "seconds": last - first, "cpu": cpu}
+
+
+def report_standalone(run: dict) -> None:
+    rate = run["delivered"] / run["seconds"] if run["seconds"] else 0.0
+    print(
+        f"delivering process alone, {run['events']} waiting click events on {run['links']} link(s): "
+        f"{run['delivered']} delivered at {rate:.0f}/s, {run['cpu'] / max(run['delivered'], 1) * 1e6:.0f} µs "
+        "of its CPU per delivery"
+    )
+
+
 def main() -> int:
     parser = wrk_arguments(__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="human clicks a second in the paced phase")
@@ -208,7 +320,9 @@ def main() -> int:
     parser.add_argument(
         "--paced-links", type=int, default=50, help="the second paced run spreads its clicks over this many links"
     )
+    parser.add_argument("--standalone-events", type=int, default=10000)
     parser.add_argument("--paced-only", action="store_true", help="skip the redirect ratio rounds")
+    parser.add_argument("--standalone-only", action="store_true", help="only the delivering process alone")
     args = parser.parse_args()
     args.server, args.access_log, args.backend = "uvicorn", False, "sqlite"
     if not have_wrk():
@@ -221,7 +335,8 @@ def main() -> int:
         time.sleep(0.5)
         plain, hooked = str(work / "plain.db"), str(work / "hooked.db")
         results = {}
-        if not args.paced_only:
+        cpu_runs: list[dict] = []
+        if not args.paced_only and not args.standalone_only:
             plain_code, hooked_code = seed(plain, None)[0], seed(hooked, receiver_port)[0]
             for name, location, code in (
                 ("no endpoint", plain, plain_code),
@@ -229,10 +344,14 @@ def main() -> int:
             ):
                 rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
                 results[name] = (rounds, exact)
+            for name, port in (("no endpoint", None), ("endpoint on link.clicked", receiver_port)):
+                location = str(work / f"cpu-{len(cpu_runs)}.db")
+                cpu_runs.append(cpu_run(args, work, location, seed(location, port)[0], f"cpu-{len(cpu_runs)}", name))
         paced_runs = []
-        for links in (1, args.paced_links):
+        for links in () if args.standalone_only else (1, args.paced_links):
             location = str(work / f"paced-{links}.db")
             paced_runs.append(paced_run(args, work, location, seed(location, receiver_port, links), receiver_port))
+        alone = [standalone_run(work, receiver_port, args.standalone_events, links) for links in (1, args.paced_links)]
     finally:
         receiver.terminate()
         receiver.wait()
@@ -243,8 +362,15 @@ def main() -> int:
             f"{name}: bare 302 {bare:.0f} req/s, /l/<code> + click {redirect:.0f} req/s, "
             f"ratio {redirect / bare:.1%} (target >= 85%); exact phase {exact}/2000 clicks recorded"
         )
+    for run in cpu_runs:
+        print(
+            f"CPU per redirect at full load, {run['name']}: serving process {run['serving'] * 1e6:.0f} µs, "
+            f"delivering process {run['delivering'] * 1e6:.0f} µs ({run['rps']:.0f} req/s)"
+        )
     for paced in paced_runs:
         report_paced(args, paced)
+    for run in alone:
+        report_standalone(run)
     return 0
 
 

@@ -5,6 +5,9 @@ uvicorn's supervisor binds the socket once and runs that many worker processes o
 replacing any that dies; each worker is a whole server process with its own click
 recorder, drained on SIGTERM as a single process is. Processes share rate limits and
 link changes through Redis, and everything else through the database.
+
+Either way one more process, niced, sends webhook events (webhooks.process): the serving
+processes only write them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from shortlink.storage import connect
 from shortlink.storage.sqlite import stop_memory_statistics
 from shortlink.web.accesslog import configure_access_log
 from shortlink.web.asgi import create_app
+from shortlink.webhooks.process import DeliveryProcess
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
 # Allocations net of frees between two young collections (see tune_garbage_collection).
@@ -82,10 +86,19 @@ def build_server(config: Config, app: Litestar) -> uvicorn.Server:
     return server
 
 
+def delivered_by(app: Litestar, delivery: DeliveryProcess) -> Litestar:
+    """`app` leaves webhook delivery to `delivery`'s process, started and stopped with it."""
+    app.state.services.deliver_elsewhere(delivery.wake)
+    app.on_startup.append(delivery.start)  # after the lifespan's start-up: the file is migrated
+    app.on_shutdown.append(delivery.aclose)
+    return app
+
+
 def worker_app(make_app: Callable[[Config], Litestar], config: Config) -> Litestar:
     """The app of one worker process (called there, by uvicorn, after it set up logging)."""
     stop_memory_statistics()  # before the app's first connection
     app = make_app(config)
+    app.state.services.deliver_elsewhere()  # the supervisor's delivering process polls
     configure_access_log(config.server.access_log)
     return _production(app)
 
@@ -96,7 +109,8 @@ def serve(config: Config, workers: int = 1, make_app: Callable[[Config], Litesta
         raise ConfigError(f"--workers {workers}: must be at least 1")
     if workers == 1:
         stop_memory_statistics()  # before the app's first connection
-        build_server(config, make_app(config)).run()
+        # Stopped by the app's shutdown: uvicorn raises SIGTERM again once it has shut down.
+        build_server(config, delivered_by(make_app(config), DeliveryProcess(config))).run()
         return
     if not config.redis.url:
         raise ConfigError(
@@ -108,4 +122,9 @@ def serve(config: Config, workers: int = 1, make_app: Callable[[Config], Litesta
     connect(config.storage.location).close()
     check_redis(config.redis.url)
     uvicorn_config = _uvicorn_config(config, functools.partial(worker_app, make_app, config), workers)
-    Multiprocess(uvicorn_config, sockets=[uvicorn_config.bind_socket()]).run()
+    delivery = DeliveryProcess(config)  # one for all the workers
+    delivery.start()
+    try:
+        Multiprocess(uvicorn_config, sockets=[uvicorn_config.bind_socket()]).run()
+    finally:
+        delivery.stop()

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from shortlink.app.accounts import Accounts
 from shortlink.app.analytics import Analytics
@@ -24,7 +24,7 @@ from shortlink.app.public import PublicShortener
 from shortlink.app.sessions import Sessions
 from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
 from shortlink.app.visits import Visits
-from shortlink.app.webhooks import Webhooks
+from shortlink.app.webhooks import Webhooks, installation_key
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, system_resolver
 from shortlink.fetcher.worker import TitleFetcher
@@ -47,6 +47,8 @@ from shortlink.webhooks.secrets import webhook_key
 log = logging.getLogger("shortlink")
 
 EXTERNAL_CHANGES_POLL_SECONDS = 1.0
+# While another process delivers webhooks: how often this one reads who subscribes to clicks.
+SUBSCRIBERS_POLL_SECONDS = 1.0
 WAL_CHECKPOINT_SECONDS = 1.0
 RAW_RETENTION_SWEEP_SECONDS = 3600.0
 # Raw clicks deleted per write: small enough that click batches never wait long behind it.
@@ -136,7 +138,7 @@ class Services:
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
             blocked=blocked_hosts(config.public.blocked_hosts),
-            events_written=lambda: self.deliverer.notify(),
+            events_written=lambda: self._wake_deliverer(),
         )
         self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
         self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
@@ -181,6 +183,9 @@ class Services:
         )
         self.visits.count_app_outcome = self.apps.count_outcome
         self.webhooks, self.deliverer = self._webhooks(config)
+        self._deliver_here = True
+        self._wake_deliverer: Callable[[], None] = self.deliverer.notify
+        self._look_at_subscribers = asyncio.Event()
 
     def _webhooks(self, config: Config) -> tuple[Webhooks, Deliverer]:
         """Webhook endpoints, and the deliverer that sends their events; both sign with the
@@ -189,20 +194,29 @@ class Services:
         def key() -> bytes:
             return webhook_key(self._cookie_secret)
 
-        # Never delivered to this service itself: its hosts, their addresses, its listening port.
-        own = OwnServiceResolver(self.hosts.all, system_resolver, listen=(config.server.host, config.server.port))
-        deliverer = Deliverer(
-            self.db,
-            key=key,
-            base_for=self.hosts.base_for_account,
-            policy=address_policy(config.fetcher.allow_private_addresses),
-            own=own,
-        )
+        deliverer = build_deliverer(config, self.db, self.hosts, key)
         webhooks = Webhooks(
-            self.db, self.hosts, allow_private=config.fetcher.allow_private_addresses, key=key, wake=deliverer.notify
+            self.db,
+            self.hosts,
+            allow_private=config.fetcher.allow_private_addresses,
+            key=key,
+            wake=lambda: self._wake_deliverer(),
         )
         deliverer.on_round = webhooks.refresh_subscribers
         return webhooks, deliverer
+
+    def deliver_elsewhere(self, wake: Callable[[], None] | None = None) -> None:
+        """Leave sending webhook events to another process (`shortlink serve`'s delivering
+        process, webhooks.process): this one writes them, calls `wake()` after writing some,
+        and reads who subscribes to clicks itself (the deliverer's rounds did). Before start()."""
+        self._deliver_here = False
+        tell = wake or (lambda: None)
+
+        def written() -> None:
+            tell()
+            self._look_at_subscribers.set()  # as the deliverer's round did: soon after a change
+
+        self._wake_deliverer = written
 
     def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
         """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
@@ -224,7 +238,10 @@ class Services:
         await self.bio.start()
         await self.apps.start()
         await self.webhooks.refresh_subscribers()
-        await self.deliverer.start()
+        if self._deliver_here:
+            await self.deliverer.start()
+        else:
+            self._tasks.append(asyncio.create_task(self._refresh_subscribers()))
         self._tasks.append(asyncio.create_task(self._watch_external_changes()))
         if isinstance(self.db, SqliteDatabase):  # PostgreSQL checkpoints on its own
             self.db.take_over_checkpoints()
@@ -276,6 +293,20 @@ class Services:
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")
 
+    async def _refresh_subscribers(self) -> None:
+        """Endpoints made or removed by the CLI or another process, or disabled by the
+        delivering process, change who subscribes to clicks: looked at once a second, and
+        after this process wrote events."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SUBSCRIBERS_POLL_SECONDS):
+                    await self._look_at_subscribers.wait()
+            self._look_at_subscribers.clear()
+            try:
+                await self.webhooks.refresh_subscribers()
+            except Exception:  # a locked or failing database must not end the refresher
+                log.exception("could not read the webhook endpoints subscribed to clicks")
+
     async def _apply_raw_retention(self) -> None:
         while True:
             try:
@@ -291,3 +322,42 @@ class Services:
                 await db.checkpoint()
             except Exception:  # a failed checkpoint is retried on the next round
                 log.exception("WAL checkpoint failed")
+
+
+def build_deliverer(config: Config, db: Database, hosts: Hosts, key: Callable[[], bytes]) -> Deliverer:
+    """The webhook deliverer of a server process (Services) or of the delivering process."""
+    # Never delivered to this service itself: its hosts, their addresses, its listening port.
+    own = OwnServiceResolver(hosts.all, system_resolver, listen=(config.server.host, config.server.port))
+    return Deliverer(
+        db,
+        key=key,
+        base_for=hosts.base_for_account,
+        policy=address_policy(config.fetcher.allow_private_addresses),
+        own=own,
+    )
+
+
+class Delivering:
+    """The webhook deliverer alone, as `shortlink serve`'s delivering process runs it
+    (webhooks.process): its own connections to the database, the service's hosts (each
+    account's short URL base, and the hosts never delivered to) and the webhook key, made as a
+    server process makes them."""
+
+    def __init__(self, config: Config):
+        with contextlib.closing(connect(config.storage.location)) as conn:
+            self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
+            key = installation_key(conn, config.storage)
+        self.db = open_database(config.storage.location)
+        self.deliverer = build_deliverer(config, self.db, self.hosts, lambda: key)
+        self.deliverer.on_round = self._refresh_domains
+
+    async def _refresh_domains(self) -> None:
+        """Custom domains added meanwhile (an account's links' base)."""
+        self.hosts.replace_custom_domains(await self.db.read(account_store.all_domains))
+
+    async def start(self) -> None:
+        await self.deliverer.start()
+
+    async def stop(self) -> None:
+        await self.deliverer.stop()
+        self.db.close()

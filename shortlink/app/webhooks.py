@@ -3,8 +3,9 @@
 The click recorder asks `clicks_wanted()` per batch: an installation without any endpoint
 subscribed to `link.clicked` or `link.cap_reached` (the events a batch writes) writes its click
 batches exactly as before. The set is refreshed
-after every endpoint change made here and by the deliverer's rounds (changes made by the CLI
-or another process)."""
+after every endpoint change made here and, for changes made by the CLI or another process, by
+the deliverer's rounds, or once a second by the server process when another process delivers
+(wiring.Services.deliver_elsewhere)."""
 
 from __future__ import annotations
 

@@ -69,6 +69,11 @@ def subscribed(conn: Connection, account_id: int, event_type: str) -> bool:
     )
 
 
+def any_endpoint(conn: Connection) -> bool:
+    """Whether the installation has a webhook endpoint at all (enabled or not)."""
+    return conn.execute("SELECT 1 FROM webhook_endpoints LIMIT 1").fetchone() is not None
+
+
 def subscribing_accounts(conn: Connection, event_type: str) -> list[int]:
     rows = conn.execute(
         "SELECT DISTINCT account_id FROM webhook_endpoints WHERE is_enabled = 1 AND events LIKE ?",
