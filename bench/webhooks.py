@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from bench.redirects import (
     have_wrk,
     measure,
     paced_script,
-    wait_until_serving,
+    serving,
     wrk,
     wrk_arguments,
 )
@@ -127,9 +128,10 @@ def outbox_sizes(location: str) -> tuple[int, int]:
         conn.close()
 
 
-def start_server(work: Path, location: str, name: str) -> tuple[subprocess.Popen, int]:
+@contextmanager
+def webhook_server(work: Path, location: str, name: str) -> Iterator[tuple[subprocess.Popen, int]]:
     """`bench.server` on `location` (one process, as `shortlink serve`), once serving and, when
-    the database has an endpoint, once its delivering process runs."""
+    the database has an endpoint, once its delivering process runs; stopped afterwards."""
     port = free_port()
     config = work / f"{name}.toml"
     config.write_text(
@@ -137,18 +139,14 @@ def start_server(work: Path, location: str, name: str) -> tuple[subprocess.Popen
         "[fetcher]\nenabled = false\nallow_private_addresses = true\n[limits]\nrequests_per_minute = 1000000\n"
     )
     log_file = work / f"server-{name}.log"
-    with log_file.open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.server", "--config", str(config)], stdout=log, stderr=log
-        )
-    wait_until_serving(port)
-    conn = connect(location)
-    hooked = webhook_store.any_endpoint(conn)
-    conn.close()
-    deadline = time.monotonic() + CATCH_UP_SECONDS
-    while hooked and READY not in log_file.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return server, port
+    with serving(config, port, log_file) as server:
+        conn = connect(location)
+        hooked = webhook_store.any_endpoint(conn)
+        conn.close()
+        deadline = time.monotonic() + CATCH_UP_SECONDS
+        while hooked and READY not in log_file.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield server, port
 
 
 def delivering_child(parent: int) -> int | None:
@@ -165,17 +163,13 @@ def delivering_child(parent: int) -> int | None:
 def cpu_run(args, work: Path, location: str, code: str, name: str, label: str) -> dict:
     """Full-load redirects for rounds × seconds: CPU of the serving process alone, and of the
     delivering process, per redirect answered (what load on the machine changes least)."""
-    server, port = start_server(work, location, name)
-    try:
+    with webhook_server(work, location, name) as (server, port):
         url = f"http://127.0.0.1:{port}/l/{code}"
         wrk(url, 2, args.connections)  # warm-up
         child = delivering_child(server.pid)
         serving, delivering = cpu_of(server.pid), cpu_of(child)
         run = wrk(url, args.rounds * args.seconds, args.connections)
         serving, delivering = cpu_of(server.pid) - serving, cpu_of(child) - delivering
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
     return {
         "name": label,
         "rps": run["rps"],
@@ -188,8 +182,7 @@ def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: 
     """`args.rate` human clicks a second for `args.paced_seconds` on a fresh database, spread over
     `codes` in turn, the outbox and the receiver's count sampled every second."""
     samples: list[tuple[float, int, int, int]] = []
-    server, port = start_server(work, location, "paced")
-    try:
+    with webhook_server(work, location, "paced") as (_server, port):
         done = threading.Event()
 
         def sample() -> None:
@@ -220,9 +213,6 @@ def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: 
             time.sleep(0.2)
             left = clicks(location) - (received(receiver_port) - before)
         caught_up = time.monotonic() - ended
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
     return {
         "wrk": run,
         "samples": samples,
