@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -13,10 +11,10 @@ from datetime import UTC, date, datetime
 import psycopg
 import pytest
 
-from shortlink import cli
 from shortlink.storage import connect, postgresql
 from tests.conftest import run_cli
 from tests.support.countries import write_country_file
+from tests.support.helpers import cli_here
 from throwaway.live_server import free_port
 from throwaway.redis_server import RedisServer
 
@@ -36,13 +34,8 @@ def install(tmp_path, monkeypatch):
 
 
 def doctor(config, database, *extra: str) -> tuple[int, dict]:
-    """`shortlink doctor --json` through the command's own entry point, in this process (a
-    process per check cost a third of a second each; the tests below that need one still start
-    the real command)."""
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = cli.main(["doctor", "--config", str(config), "--db", str(database), "--json", *extra])
-    return code, json.loads(output.getvalue())
+    code, output = cli_here("doctor", "--config", str(config), "--db", str(database), "--json", *extra)
+    return code, json.loads(output)
 
 
 def problems(report: dict) -> list[str]:

@@ -16,7 +16,7 @@ from shortlink.imports.rows import BadRow, ImportRow
 from shortlink.links.schema import CreateLink
 from tests.conftest import SHORT_HOST, bearer, run_cli
 from tests.support import paths
-from tests.support.helpers import store_link
+from tests.support.helpers import cli_here, store_link
 
 FIXTURES = paths.FIXTURES / "imports"
 EMAIL = "owner@example.com"
@@ -30,9 +30,8 @@ def taken(conn) -> None:
 
 
 def import_json(storage: str, source: str, file: Path | str, *options: str) -> tuple[int, dict]:
-    result = run_cli("import", source, str(file), "--email", EMAIL, "--json", "--db", storage, *options, check=False)
-    assert result.stdout, result.stderr
-    return result.returncode, json.loads(result.stdout)
+    code, output = cli_here("import", source, str(file), "--email", EMAIL, "--json", "--db", storage, *options)
+    return code, json.loads(output)
 
 
 def actions(report: dict) -> dict[int, tuple[str, str | None]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import socketserver
 import sqlite3
 import threading
@@ -11,6 +13,7 @@ from datetime import UTC, datetime
 
 from litestar.testing import TestClient
 
+from shortlink import cli
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink, Link
@@ -67,3 +70,13 @@ def serve_in_background(server: socketserver.BaseServer) -> threading.Thread:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_SECONDS}, daemon=True)
     thread.start()
     return thread
+
+
+def cli_here(*args: str) -> tuple[int, str]:
+    """The `shortlink` command's entry point run in this process: (exit code, what it printed).
+    The same parser and output as `run_cli` at a fraction of a process's cost; tests of what only
+    a process shows (terminals, signals, another user) start the real command."""
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = cli.main(list(args))
+    return code, output.getvalue()
