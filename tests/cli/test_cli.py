@@ -22,17 +22,20 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import backup
 from shortlink.times import utcnow
 from tests.conftest import SHORT_HOST, run_cli
+from tests.support.helpers import cli_here
 from tests.support.terminal import on_terminal
 
 EMAIL = "cli@example.com"
 
 
 def cli_json(*args: str, code: int = 0) -> dict:
-    """Run a command with --json: exactly one JSON document on stdout, and the exit code."""
-    result = run_cli(*args, "--json", check=False)
-    assert result.returncode == code, result.stderr
-    document = json.loads(result.stdout)  # one document, nothing else around it
-    assert result.stdout.count("\n") == 1
+    """Run a command with --json (its entry point, in this process): exactly one JSON document on
+    stdout, and the exit code. The tests of what a process shows (terminals, Ctrl-C, pipes) start
+    the real command."""
+    exit_code, output = cli_here(*args, "--json")
+    assert exit_code == code, output
+    document = json.loads(output)  # one document, nothing else around it
+    assert output.count("\n") == 1
     return document
 
 

@@ -78,5 +78,8 @@ def cli_here(*args: str) -> tuple[int, str]:
     a process shows (terminals, signals, another user) start the real command."""
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        code = cli.main(list(args))
+        try:
+            code = cli.main(list(args))
+        except SystemExit as refused:  # argparse refusing the arguments
+            code = refused.code if isinstance(refused.code, int) else 1
     return code, output.getvalue()
