@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: install serve check test test-fast bench clean
+.PHONY: install serve check test test-fast test-as-user screenshots bench clean
 
 # Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process. Each
 # module stays on one worker: browser modules share a signed-in page across their tests, in order.
@@ -55,6 +55,14 @@ test: check
 # packages, or take several seconds each.
 test-fast: $(STAMP)
 	$(PYTEST) -m "not browser and not system and not slow"
+
+# The whole suite again as an unprivileged user from a private (0700) clone (run as root).
+test-as-user:
+	.ci/as-user
+
+# The browser tests, keeping a screenshot of every page they look at in test-artifacts/.
+screenshots: $(STAMP)
+	KEEP_SCREENSHOTS=1 $(PYTEST) -m browser
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
 BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks imports

@@ -17,7 +17,7 @@ from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone
+from tests.support.browser import VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, keep_screenshot, phone
 from tests.support.visitors import ANDROID_CHROME, DESKTOP, FACEBOOK_ANDROID, IPHONE
 from throwaway.live_server import LiveServer
 
@@ -43,7 +43,6 @@ def setup(tmp_path_factory):
             })  # fmt: skip
             link = api(server, "POST", "/api/v1/links", key, {"originalUrl": VIDEO, "customCode": "shop"})
             api(server, "PUT", f"/api/v1/links/{link['id']}/app", key, {"appId": app["id"], "deepPath": DEEP_PATH})
-            ARTIFACTS.mkdir(exist_ok=True)
             with chromium(destination_port) as browser:
                 yield server, browser, link["id"]
         finally:
@@ -113,7 +112,7 @@ def test_the_app_page_at_375_px_is_accessible_and_its_ways_lead_where_they_say(s
     assert page.get_by_text("This link opens in Shop.").is_visible()
     assert axe_violations(page) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 375  # nothing wider than the phone
-    page.screenshot(path=ARTIFACTS / f"app-link-{agent}-{scheme}.png", full_page=True)
+    keep_screenshot(page, f"app-link-{agent}-{scheme}", full_page=True)
     store = page.get_by_text("Get the app", exact=True).get_attribute("href")
     assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
     # The keyboard reaches every way out, the first one first.

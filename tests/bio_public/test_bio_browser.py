@@ -23,7 +23,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from shortlink.storage.sqlite import SqliteDatabase
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone
+from tests.support.browser import VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, keep_screenshot, phone
 from tests.support.helpers import wait_for
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
@@ -98,7 +98,6 @@ def servers(tmp_path_factory):
         bio_server.start()
         public_server.start()
         links = asyncio.run(_build_page(bio_server, creator, creator_key))
-        ARTIFACTS.mkdir(exist_ok=True)
         yield {
             "bio": bio_server,
             "public": public_server,
@@ -132,7 +131,7 @@ def test_phones_tap_a_button_and_land_on_the_app_opening_path(servers, browser):
     server = servers["bio"]
     # iPhone (scripts off, so the page that tries the app stays to be looked at).
     context, page = open_bio_page(browser, server, IPHONE, java_script_enabled=False)
-    page.screenshot(path=ARTIFACTS / "bio-iphone.png")
+    keep_screenshot(page, "bio-iphone")
     page.get_by_text("My new video").click()
     assert page.url == f"{server.base_url}/l/{page_code(servers)}"
     page.get_by_text("Open in app").wait_for(timeout=VISIBLE_WITHIN_MS)
@@ -148,7 +147,7 @@ def test_phones_tap_a_button_and_land_on_the_app_opening_path(servers, browser):
     )
     for label in ("Open in app", "Continue"):
         page.get_by_text(label, exact=True).wait_for(timeout=VISIBLE_WITHIN_MS)
-    page.screenshot(path=ARTIFACTS / "bio-instagram-tapped.png")
+    keep_screenshot(page, "bio-instagram-tapped")
     context.close()
     # Android Chrome: the tap is answered with an intent for the YouTube app.
     context, page = open_bio_page(browser, server, ANDROID_CHROME)
@@ -206,7 +205,7 @@ def test_the_pages_are_accessible_at_375_px_in_light_and_dark(servers, browser, 
         page.goto(url)
         assert axe_violations(page) == [], name
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, name
-        page.screenshot(path=ARTIFACTS / f"{name}-{scheme}.png", full_page=True)
+        keep_screenshot(page, f"{name}-{scheme}", full_page=True)
     context.close()
 
 
@@ -244,7 +243,7 @@ def test_the_public_form_makes_a_link_with_source_public(servers, browser):
     assert page.evaluate("navigator.clipboard.readText()") == short_url
     assert page.get_by_role("img", name=f"QR code of {short_url}").is_visible()
     assert axe_violations(page) == []
-    page.screenshot(path=ARTIFACTS / "public-result.png", full_page=True)
+    keep_screenshot(page, "public-result", full_page=True)
     context.close()
     [link] = [link for link in public_links(servers) if link["shortUrl"] == short_url]
     data = api(servers["public"], "GET", f"/api/v1/links/{link['id']}", servers["operator_key"])
@@ -262,7 +261,7 @@ def test_a_blocked_host_is_refused_with_the_reason(servers, browser):
     assert response.status == 400
     assert "leads to blocked.example, which this service does not link to" in page.get_by_role("alert").inner_text()
     assert page.get_by_label("Long URL").get_attribute("aria-invalid") == "true"
-    page.screenshot(path=ARTIFACTS / "public-refused-dark.png", full_page=True)
+    keep_screenshot(page, "public-refused-dark", full_page=True)
     context.close()
     assert len(public_links(servers)) == before
 
@@ -289,6 +288,6 @@ def test_the_hourly_limit_answers_429_with_retry_after(servers, browser):
     retry_after = int(response.headers["retry-after"])
     assert 1 <= retry_after <= 3600 // HOURLY + int(time.monotonic() - started) + 1
     assert "Too many links for now" in page.get_by_role("alert").inner_text()
-    page.screenshot(path=ARTIFACTS / "public-too-many.png", full_page=True)
+    keep_screenshot(page, "public-too-many", full_page=True)
     context.close()
     assert len(public_links(servers)) == HOURLY

@@ -20,13 +20,11 @@ from pathlib import Path
 import pytest
 
 from shortlink.dashboard import charts
-from tests.support import paths
 from tests.support.accessibility import axe_violations
-from tests.support.browser import chromium
+from tests.support.browser import chromium, keep_screenshot
 from tests.support.helpers import serve_in_background
 from throwaway.live_server import free_port
 
-ARTIFACTS = paths.ARTIFACTS
 STYLESHEET = Path(charts.__file__).parent / "static" / "charts.css"
 HOSTILE = '<script>alert("x")</script>'
 
@@ -403,6 +401,5 @@ def test_charts_in_chromium_are_drawn_to_scale_legible_and_accessible(browser, c
     page.get_by_text("Show as table").nth(2).click()
     assert page.get_by_role("table", name="Clicks by hour, last 24 hours").is_visible()
     assert axe_violations(page) == []
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=ARTIFACTS / f"charts-{device}-{scheme}.png", full_page=True)
+    keep_screenshot(page, f"charts-{device}-{scheme}", full_page=True)
     context.close()

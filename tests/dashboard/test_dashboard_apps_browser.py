@@ -10,12 +10,12 @@ from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.support.accessibility import axe_violations
 from tests.support.browser import (
-    ARTIFACTS,
     DESKTOP,
     PHONE,
     VISIBLE_WITHIN_MS,
     chromium_and_destination,
     dashboard_server,
+    keep_screenshot,
     sign_in_with_chromium,
 )
 
@@ -95,7 +95,7 @@ def test_every_apps_page_is_accessible_and_fits_a_phone_in_light_and_dark(server
             overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             if overflow > 0:
                 problems.append((name, scheme, f"{overflow} px wider than the window"))
-            page.screenshot(path=ARTIFACTS / f"dashboard-{name}-phone-{scheme}.png", full_page=True)
+            keep_screenshot(page, f"dashboard-{name}-phone-{scheme}", full_page=True)
             page.close()
         context.close()
     assert problems == [], "\n".join(map(str, problems))

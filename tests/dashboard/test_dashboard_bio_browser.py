@@ -21,6 +21,7 @@ from tests.support.browser import (
     VISIBLE_WITHIN_MS,
     chromium_and_destination,
     dashboard_server,
+    keep_screenshot,
     phone,
     sign_in_with_chromium,
     wait_for_text,
@@ -104,7 +105,7 @@ def test_a_page_made_in_the_editor_is_tapped_on_an_iphone_and_counted(server, br
         "Clicks: 1",
         "Of views: 100%",
     ]
-    page.screenshot(path=ARTIFACTS / "bio-editor-stats-desktop.png", full_page=True)
+    keep_screenshot(page, "bio-editor-stats-desktop", full_page=True)
     context.close()
 
 
@@ -130,13 +131,13 @@ def test_the_editor_pages_are_accessible_at_375_px(server, browser, signed_in, s
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         if overflow > 0:
             problems.append((name, f"{overflow} px wider than the phone"))
-        page.screenshot(path=ARTIFACTS / f"bio-editor-{name}-phone-{scheme}.png", full_page=True)
+        keep_screenshot(page, f"bio-editor-{name}-phone-{scheme}", full_page=True)
     # A refused handle, with its message beside the field.
     page.goto(server.base_url + "/bio")
     page.get_by_label("Handle").fill("admin")
     page.get_by_role("button", name="Save the page").click()
     page.get_by_text("handle: 'admin' is a reserved word").wait_for(timeout=VISIBLE_WITHIN_MS)
     problems += [("refused", v["id"], v["targets"][:3]) for v in axe_violations(page)]
-    page.screenshot(path=ARTIFACTS / f"bio-editor-refused-phone-{scheme}.png", full_page=True)
+    keep_screenshot(page, f"bio-editor-refused-phone-{scheme}", full_page=True)
     context.close()
     assert problems == [], "\n".join(map(str, problems))

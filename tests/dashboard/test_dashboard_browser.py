@@ -31,6 +31,7 @@ from tests.support.browser import (
     api,
     chromium_and_destination,
     dashboard_server,
+    keep_screenshot,
     phone,
     sign_in_with_chromium,
     wait_for_text,
@@ -182,7 +183,7 @@ def test_every_page_is_accessible_and_fits_a_phone_in_light_and_dark(server, bro
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 if overflow > 0:
                     problems.append((name, scheme, width_name, f"{overflow} px wider than the window"))
-                page.screenshot(path=ARTIFACTS / f"dashboard-{name}-{width_name}-{scheme}.png", full_page=True)
+                keep_screenshot(page, f"dashboard-{name}-{width_name}-{scheme}", full_page=True)
                 page.close()
             signed_out.close()
             signed_in.close()

@@ -8,12 +8,12 @@ import pytest
 
 from tests.support.accessibility import axe_violations
 from tests.support.browser import (
-    ARTIFACTS,
     PHONE,
     VISIBLE_WITHIN_MS,
     api,
     chromium_and_destination,
     dashboard_server,
+    keep_screenshot,
     phone,
     sign_in_with_chromium,
 )
@@ -39,7 +39,7 @@ def check(page, name: str, scheme: str, problems: list) -> None:
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     if overflow > 0:
         problems.append((name, scheme, f"{overflow} px wider than the phone"))
-    page.screenshot(path=ARTIFACTS / f"link-rules-{name}-phone-{scheme}.png", full_page=True)
+    keep_screenshot(page, f"link-rules-{name}-phone-{scheme}", full_page=True)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -15,12 +15,12 @@ import pytest
 
 from tests.support.accessibility import axe_violations
 from tests.support.browser import (
-    ARTIFACTS,
     DESKTOP,
     PHONE,
     VISIBLE_WITHIN_MS,
     chromium_and_destination,
     dashboard_server,
+    keep_screenshot,
     sign_in_with_chromium,
 )
 from tests.support.paths import FIXTURES
@@ -68,7 +68,7 @@ def test_a_person_imports_with_the_keyboard_then_acts_on_ticked_links(server, br
     assert page.locator("table.report .badge.outcome-skip").first.is_visible()  # the reserved code
     problems = [(v["id"], v["targets"][:3]) for v in axe_violations(page)]
     assert problems == [], problems
-    page.screenshot(path=ARTIFACTS / "dashboard-import-plan-phone-light.png", full_page=True)
+    keep_screenshot(page, "dashboard-import-plan-phone-light", full_page=True)
 
     confirm = page.get_by_role("button", name="Import ")
     confirm.focus()
@@ -128,7 +128,7 @@ def test_the_new_pages_are_accessible_and_fit_a_phone_light_and_dark(server, bro
                 overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 if overflow > 0:
                     problems.append((name, scheme, width_name, f"{overflow} px wider than the window"))
-                page.screenshot(path=ARTIFACTS / f"dashboard-{name}-{width_name}-{scheme}.png", full_page=True)
+                keep_screenshot(page, f"dashboard-{name}-{width_name}-{scheme}", full_page=True)
             # The bulk delete's confirmation page, reached by ticking one link.
             page.goto(server.base_url + "/links")
             page.locator("input[name=ids]").first.check()

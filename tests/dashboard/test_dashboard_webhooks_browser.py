@@ -14,7 +14,7 @@ from shortlink.accounts import sessions
 from shortlink.storage import connect
 from shortlink.storage import webhooks as webhook_store
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, PHONE, chromium_and_destination, sign_in_with_chromium, wait_for_text
+from tests.support.browser import PHONE, chromium_and_destination, keep_screenshot, sign_in_with_chromium, wait_for_text
 from tests.support.dashboard import password_hash
 from tests.support.helpers import wait_for
 from tests.support.receiver import running_receiver
@@ -30,7 +30,6 @@ def server(tmp_path_factory):
     sessions.set_password(conn, EMAIL, password_hash(PASSWORD))
     conn.close()
     server.start()
-    ARTIFACTS.mkdir(exist_ok=True)
     try:
         yield server
     finally:
@@ -114,7 +113,7 @@ def test_endpoints_log_test_replay_and_the_disabled_notice(server, browser):
             overflow = shown.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             if overflow > 0:
                 problems.append((name, scheme, f"{overflow} px wider than the window"))
-            shown.screenshot(path=ARTIFACTS / f"dashboard-{name}-phone-{scheme}.png", full_page=True)
+            keep_screenshot(shown, f"dashboard-{name}-phone-{scheme}", full_page=True)
             shown.close()
         themed.close()
     assert problems == [], "\n".join(map(str, problems))

@@ -7,12 +7,14 @@ import base64
 import hashlib
 import http.server
 import json
+import os
 import ssl
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import trustme
 from cryptography import x509
@@ -27,6 +29,10 @@ from throwaway.debian import find_or_install
 from throwaway.live_server import LiveServer, free_port
 
 ARTIFACTS = paths.ARTIFACTS
+# Screenshots of what the browser tests see, for people to look at (the README's comes from
+# one): kept in test-artifacts/ only when KEEP_SCREENSHOTS is set (`make screenshots`), as
+# each costs Chromium a fifth of a second or more and no test reads them.
+SCREENSHOTS = bool(os.environ.get("KEEP_SCREENSHOTS"))
 VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 # The stand-in destination's certificate. Chromium sends www.youtube.com to HTTPS whatever
 # the link says (the name is on its HSTS preload list), so the stand-in must speak it.
@@ -50,6 +56,13 @@ class FakeYouTube(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+def keep_screenshot(page: Any, name: str, full_page: bool = False) -> None:
+    """test-artifacts/<name>.png, when screenshots are asked for."""
+    if SCREENSHOTS:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=full_page)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ import pytest
 from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.support.accessibility import axe_violations
-from tests.support.browser import ARTIFACTS, VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, phone
+from tests.support.browser import VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, keep_screenshot, phone
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
 
@@ -75,7 +75,6 @@ def _serve(tmp_path_factory, destination_port):
         }.items()
     }
     api(server, "PATCH", f"/api/v1/links/{links['paused']['id']}", key, {"isActive": False})
-    ARTIFACTS.mkdir(exist_ok=True)
     yield server, destination_port, expires_at
     server.stop()
 
@@ -101,7 +100,7 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
     # The button is the https universal link; the script tries youtube:// once by itself.
     assert page.get_by_text("Open in app").get_attribute("href") == "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
     assert page.get_by_text("Continue to website").get_attribute("href") == VIDEO
-    page.screenshot(path=ARTIFACTS / "iphone-interstitial.png")
+    keep_screenshot(page, "iphone-interstitial")
     context.close()
     # With scripts on: the app is not installed in this browser, so after ~2.5 s the page
     # goes on to the website by itself.
@@ -146,7 +145,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
         page.get_by_text(label, exact=True).wait_for(timeout=VISIBLE_WITHIN_MS)
     escape = page.get_by_text("Open in browser").get_attribute("href")
     assert escape == f"x-safari-https://127.0.0.1:{server.port}/l/video?iab=1"
-    page.screenshot(path=ARTIFACTS / "in-app-interstitial.png")
+    keep_screenshot(page, "in-app-interstitial")
     time.sleep(3)
     assert page.url.startswith(server.base_url)  # never opens anything by itself
     context.close()
@@ -164,7 +163,7 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
     escape = page.get_by_text("Open in browser").get_attribute("href")
     assert escape == f"intent://127.0.0.1:{server.port}/l/video?iab=1#Intent;scheme=https;end"
     assert page.get_by_text("Continue", exact=True).get_attribute("href") == VIDEO
-    page.screenshot(path=ARTIFACTS / "android-in-app-interstitial.png")
+    keep_screenshot(page, "android-in-app-interstitial")
     time.sleep(2)
     assert page.url.startswith(server.base_url)  # nothing opens before a tap
     # The app is not installed here: after a tap the page goes on to the fallback itself
@@ -187,7 +186,7 @@ def test_iphone_store_page_keeps_a_button_to_the_app_store(setup, browser):
         page.get_by_text("Open in the App Store").get_attribute("href")
         == "https://apps.apple.com/us/app/youtube/id544007664"
     )
-    page.screenshot(path=ARTIFACTS / "iphone-store-page.png")
+    keep_screenshot(page, "iphone-store-page")
     context.close()
 
 
@@ -206,13 +205,13 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
         assert response.status == status, code
         assert text in page.inner_text("body").lower(), code
         assert "shortlink" in page.inner_text("body").lower()
-        page.screenshot(path=ARTIFACTS / f"{shot}.png")
+        keep_screenshot(page, f"{shot}")
     # The password form works in the browser: wrong, then right, then remembered.
     page.goto(f"{server.base_url}/l/locked")
     page.fill("input[name=password]", "wrong guess")
     page.click("button[type=submit]")
     assert "not right" in page.inner_text("body")
-    page.screenshot(path=ARTIFACTS / "password-wrong.png")
+    keep_screenshot(page, "password-wrong")
     page.fill("input[name=password]", "open sesame")
     # The answer redirects to the destination (https://example.com, unreachable here):
     # the browser must follow it, which a too strict form-action policy would block.
@@ -236,7 +235,7 @@ def test_too_many_password_attempts_page(setup, browser):
     assert statuses == [403] * 5 + [429]
     assert answered.value.headers["retry-after"].isdigit()
     assert "too many attempts" in page.inner_text("body").lower()
-    page.screenshot(path=ARTIFACTS / "too-many-attempts.png")
+    keep_screenshot(page, "too-many-attempts")
     context.close()
 
 
@@ -286,7 +285,7 @@ def test_every_visitor_page_passes_axe_on_a_375px_phone(setup, browser, scheme):
         assert axe_violations(page) == [], (name, scheme)
         # Nothing wider than the phone: no sideways scrolling.
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, (name, scheme)
-        page.screenshot(path=ARTIFACTS / f"{name}-{scheme}.png", full_page=True)
+        keep_screenshot(page, f"{name}-{scheme}", full_page=True)
         context.close()
 
 
