@@ -78,10 +78,11 @@ def wrk_results(out: str) -> dict:
     }
 
 
-def paced_script(directory: Path, rate: float, connections: int) -> Path:
-    # wrk has no fixed-rate mode; each connection waits so that together they send `rate`/s.
+def paced_script(directory: Path, rate: float, connections: int, latency_ms: float = 0.0) -> Path:
+    """wrk has no fixed-rate mode: each connection waits so that together they send `rate`/s.
+    Each answer's latency comes on top of the wait; `latency_ms` (measured) is taken off it."""
     path = directory / "paced.lua"
-    path.write_text(f"function delay() return {1000.0 * connections / rate:.3f} end\n")
+    path.write_text(f"function delay() return {max(1000.0 * connections / rate - latency_ms, 0.0):.3f} end\n")
     return path
 
 
@@ -253,9 +254,18 @@ def print_cases(
 
 
 def measure(
-    args, work: Path, location: str, link_code: str, workers: int, redis_url: str, others: dict[str, int]
+    args,
+    work: Path,
+    location: str,
+    link_code: str,
+    workers: int,
+    redis_url: str,
+    others: dict[str, int],
+    before_round: Callable[[], object] = lambda: None,
 ) -> tuple[list, dict, int]:
-    """One server configuration: (rounds of (bare, redirect), paced run, clicks exactly recorded of 2000)."""
+    """One server configuration: (rounds of (bare, redirect), paced run, clicks exactly recorded
+    of 2000). `before_round()` runs before each round's bare 302 (bench.webhooks waits there for
+    the delivering process to finish the previous round's events)."""
     port = free_port()
     storage = f'url = "{location}"' if "://" in location else f'path = "{location}"'
     config = work / f"shortlink-{workers}.toml"
@@ -277,6 +287,7 @@ def measure(
         processes = {"app processes": server.pid, **others}
         cpu_before = cpu_seconds(processes)
         for _ in range(args.rounds):
+            before_round()
             bare = wrk(base + "/bench/bare", args.seconds, args.connections)
             redirect = wrk(base + redirect_path, args.seconds, args.connections)
             answered += redirect["requests"]

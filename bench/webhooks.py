@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from bench.redirects import (
@@ -56,6 +57,14 @@ from shortlink.webhooks.process import MODULE, READY, DeliveryProcess
 
 PRIVATE = {"SHORTLINK_FETCHER_ALLOW_PRIVATE_ADDRESSES": "true"}
 CATCH_UP_SECONDS = 120
+PROBE_SECONDS = 3
+
+
+def drain(location: str) -> None:
+    """Wait until the delivering process has sent every waiting event."""
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    while sum(outbox_sizes(location)) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 async def receive(port: int) -> None:
@@ -192,26 +201,32 @@ def paced_run(args, work: Path, location: str, codes: list[str], receiver_port: 
                 samples.append((time.monotonic() - started, waiting, pending, received(receiver_port)))
 
         sampler = threading.Thread(target=sample)
-        before = received(receiver_port)
-        sampler.start()
-        # wrk paces by a delay per connection, and each answer's latency comes on top: with more
-        # connections (each waiting longer) the latency costs less of the rate asked for.
+        # wrk paces by a delay per connection, and each answer's latency comes on top: a short
+        # run first measures that latency, and the paced run's delay is shortened by it.
         connections = 64
-        script = paced_script(work, args.rate, connections)
+        target = f"http://127.0.0.1:{port}/l/{codes[0]}"
+        probe = wrk(target, PROBE_SECONDS, connections, paced_script(work, args.rate, connections))
+        latency_ms = max(1000.0 * connections / probe["rps"] - 1000.0 * connections / args.rate, 0.0)
+        time.sleep(1.0)  # the probe's last clicks written, then their events sent
+        drain(location)
+        script = paced_script(work, args.rate, connections, latency_ms)
         if len(codes) > 1:  # each request the next link's code
             paths = ", ".join(f'"/l/{code}"' for code in codes)
             with script.open("a") as lua:
                 lua.write(f"paths = {{{paths}}}\nturn = 0\n")
                 lua.write("function request() turn = turn + 1 return wrk.format(nil, paths[turn % #paths + 1]) end\n")
-        run = wrk(f"http://127.0.0.1:{port}/l/{codes[0]}", args.paced_seconds, connections, script)
+        before = received(receiver_port)
+        base_clicks = clicks(location)
+        sampler.start()
+        run = wrk(target, args.paced_seconds, connections, script)
         done.set()
         sampler.join()
         at_end = received(receiver_port) - before
         ended = time.monotonic()
-        left = clicks(location) - at_end
+        left = clicks(location) - base_clicks - at_end
         while left > 0 and time.monotonic() < ended + CATCH_UP_SECONDS:
             time.sleep(0.2)
-            left = clicks(location) - (received(receiver_port) - before)
+            left = clicks(location) - base_clicks - (received(receiver_port) - before)
         caught_up = time.monotonic() - ended
     return {
         "wrk": run,
@@ -239,10 +254,12 @@ def report_paced(args, paced: dict) -> None:
     counts = [paced["before"]] + [sample[3] for sample in samples]
     per_second = [later - earlier for earlier, later in itertools.pairwise(counts)]
     outbox = [sample[1] + sample[2] for sample in samples]
+    third = max(len(outbox) // 3, 1)
     print(
         f"  delivered each second: median {statistics.median(per_second) if per_second else 0:.0f}, "
         f"min {min(per_second, default=0)}, max {max(per_second, default=0)}; outbox (events waiting + "
-        f"deliveries pending) each second: {outbox}"
+        f"deliveries pending) each second: {outbox}; mean of its first third {statistics.mean(outbox[:third]):.0f}, "
+        f"of its last third {statistics.mean(outbox[-third:]):.0f}"
     )
 
 
@@ -332,7 +349,11 @@ def main() -> int:
                 ("no endpoint", plain, plain_code),
                 ("endpoint on link.clicked", hooked, hooked_code),
             ):
-                rounds, _paced, exact = measure(args, work, location, code, 1, "", {"receiver": receiver.pid})
+                # Each bare 302 round waits for the previous round's events to be sent: else the
+                # bare server would be measured while the delivering process catches up.
+                rounds, _paced, exact = measure(
+                    args, work, location, code, 1, "", {"receiver": receiver.pid}, partial(drain, location)
+                )
                 results[name] = (rounds, exact)
             for name, port in (("no endpoint", None), ("endpoint on link.clicked", receiver_port)):
                 location = str(work / f"cpu-{len(cpu_runs)}.db")
