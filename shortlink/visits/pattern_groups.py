@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -47,51 +47,70 @@ def required_literal(pattern: str) -> str:
 
 
 def _alternation_at_top(pattern: str) -> bool:
-    return len(_top_level_split(pattern)) > 1
+    return bool(_at_top_level(pattern, "|"))
 
 
-def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
-    """(position, character, group depth after it) of each character that is not escaped and
-    not inside a character class: the ones that shape the pattern."""
-    depth, at, in_class = 0, 0, False
-    while at < len(pattern):
-        character = pattern[at]
-        if character == "\\":
-            at += 2
-            continue
-        if in_class:
-            in_class = character != "]"
-        elif character == "[":
-            in_class = True
-        else:
-            depth += {"(": 1, ")": -1}.get(character, 0)
-            yield at, character, depth
-        at += 1
+# What shapes a pattern: an escape (with the character it escapes), a character class up to its
+# first unescaped "]" (or the end), a parenthesis or a bar. Everything else is skipped unread.
+_SHAPING = re.compile(r"\\.?|\[(?:\\.?|[^\]\\])*\]?|[()|]", re.DOTALL)
+
+
+def _at_top_level(pattern: str, wanted: str) -> list[int]:
+    """Positions of each `wanted` ("|" or ")") that is not escaped, not inside a character
+    class, and at group depth 0 once read."""
+    depth, found = 0, []
+    for token in _SHAPING.finditer(pattern):
+        character = token.group()
+        if character == "(":
+            depth += 1
+        elif character == ")":
+            depth -= 1
+        elif character != "|":
+            continue  # an escape or a class
+        if character == wanted and depth == 0:
+            found.append(token.start())
+    return found
 
 
 def _top_level_split(pattern: str) -> list[str]:
     """The pattern's branches at its top level ("a|b(c|d)" → "a", "b(c|d)")."""
-    cuts = [at for at, character, depth in _structure(pattern) if character == "|" and depth == 0]
+    cuts = _at_top_level(pattern, "|")
     return [pattern[start + 1 : end] for start, end in zip([-1, *cuts], [*cuts, len(pattern)], strict=True)]
 
 
-def _ungrouped(pattern: str) -> str:
-    """A pattern wholly inside one group, "(…)" or "(?:…)" with nothing after it, without it;
-    otherwise the pattern itself."""
+def _leading_group(pattern: str) -> tuple[str, str] | None:
+    """(inside, after) of a group, "(…)" or "(?:…)", that the pattern starts with; None when it
+    starts otherwise (lookarounds, named groups and inline flags included)."""
     opening = 3 if pattern.startswith("(?:") else 1 if pattern.startswith("(") and not pattern.startswith("(?") else 0
-    closes = [at for at, character, depth in _structure(pattern) if character == ")" and depth == 0]
-    return pattern[opening:-1] if opening and closes == [len(pattern) - 1] else pattern
+    closes = _at_top_level(pattern, ")") if opening else []
+    return (pattern[opening : closes[0]], pattern[closes[0] + 1 :]) if closes else None
+
+
+# Alternatives a pattern may be taken apart into, at most: "(?:a|b)?(?:c|d)?…" multiplies.
+_MOST_BRANCHES = 32
 
 
 def branches(pattern: str) -> list[str]:
     """Alternatives that, searched one by one, match where the pattern does: its top-level
-    branches, and those of a group around the whole of it. (No pattern of ours refers back to a
-    group by number, so taking groups apart changes no match.)"""
+    branches, and for a pattern starting with a group, each branch of the group followed by the
+    rest ("(?:HTC_)?U11" → "HTC_U11", "U11"), so that each starts with a literal more often. (No
+    pattern of ours refers back to a group by number, so taking groups apart changes no match.)"""
     parts = _top_level_split(pattern)
-    if len(parts) == 1:
-        inner = _ungrouped(pattern)
-        return [pattern] if inner == pattern else branches(inner)
-    return [branch for part in parts for branch in branches(part)]
+    if len(parts) > 1:
+        return [branch for part in parts for branch in branches(part)]
+    group = _leading_group(pattern)
+    if group is None:
+        return [pattern]
+    inside, after = group
+    optional = after.startswith("?")
+    if optional:
+        after = after[1:]
+    if after[:1] in ("*", "+", "{", "?"):  # repeated, lazy or possessive: left whole
+        return [pattern]
+    found = [
+        branch for part in [*_top_level_split(inside), *([""] if optional else [])] for branch in branches(part + after)
+    ]
+    return found if len(found) <= _MOST_BRANCHES else [pattern]
 
 
 def fold(text: str) -> str:
