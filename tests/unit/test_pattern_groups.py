@@ -12,7 +12,7 @@ import pytest
 import regex
 
 from shortlink.visits import automated, matomo
-from shortlink.visits.pattern_groups import PatternGroup, fold, leading_literal, unchanged
+from shortlink.visits.pattern_groups import PatternGroup, branches, fold, leading_literal, unchanged
 from tests.support import paths
 
 pytestmark = pytest.mark.slow(seconds=12)  # the whole alternation, compiled and searched, is the reference
@@ -70,6 +70,22 @@ def test_leading_literals_are_only_what_every_match_starts_with():
     assert leading_literal("A[0-9]+") == "A"
     # IGNORECASE matches the Kelvin sign with k and the dotless i with i: folded alike.
     assert fold("\u212aindle \u0131Pad") == "kindle ipad"
+
+
+def test_patterns_are_taken_apart_only_where_every_match_is_kept():
+    assert branches("a|b(c|d)") == ["a", "b(c|d)"]
+    assert branches("(a|b)") == ["a", "b"]
+    assert branches("(?:HTC_)?U11") == ["HTC_U11", "U11"]  # with the group and without it
+    assert branches("(?:HTC[_ ](?:U|2PZ)|U Play)(?:[);/ ]|$)") == ["HTC[_ ](?:U|2PZ)(?:[);/ ]|$)", "U Play(?:[);/ ]|$)"]
+    assert branches("[(]x|y") == ["[(]x", "y"] and branches(r"\(a|b\)") == [r"\(a", r"b\)"]
+    # Repeated, lazy, possessive, lookarounds, flags: left whole.
+    for whole in ("(?:a|b)*c", "(?:a|b)+c", "(?:a|b){2}c", "(?:a|b)??c", "(?:a|b)?+c", "(?=a|b)c", "(?i)ab"):
+        assert branches(whole) == [whole]
+    # Only the leading group is taken apart: a chain of them grows by two branches a group.
+    assert branches("(?:a|b)?(?:c|d)?z") == ["a(?:c|d)?z", "b(?:c|d)?z", "cz", "dz", "z"]
+    # A group of more than 32 alternatives stays one pattern.
+    many = "(?:" + "|".join(f"x{number}" for number in range(40)) + ")z"
+    assert branches(many) == [many]
 
 
 @pytest.mark.parametrize("rules", ["bots and feed readers", "browsers", "crawlers"])
