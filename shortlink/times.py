@@ -19,7 +19,8 @@ def utcnow() -> datetime:
 
 def to_iso(moment: datetime) -> str:
     """'2026-01-02T03:04:05.678Z': millisecond precision, sortable as text."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat, not strftime: a quarter of the time (strftime was 7% of a webhook delivery's CPU).
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 
 def from_iso(text: str) -> datetime:
