@@ -128,6 +128,7 @@ class Services:
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
         self._data_version = 0
+        self.outside_checks = 0  # rounds of the watcher of outside changes (tests wait on it)
         self._tasks: list[asyncio.Task] = []
         limits = config.limits
         self.links = Links(
@@ -276,10 +277,10 @@ class Services:
             await self.stop()
 
     async def _watch_external_changes(self) -> None:
-        """Other processes (the CLI, other servers) write to the same file: drop what we
-        cached from it. With Redis, other servers' link changes arrive one by one (most of
-        their commits are click batches, which change no link), so the link cache is
-        cleared only while that subscription is down."""
+        """Other processes (the CLI, other servers) write to the same database: when what we
+        cache from it changed (storage.accounts.data_version), drop it. With Redis, other
+        servers' link changes arrive one by one, so the link cache is cleared only while that
+        subscription is down."""
         while True:
             await asyncio.sleep(EXTERNAL_CHANGES_POLL_SECONDS)
             try:
@@ -292,6 +293,7 @@ class Services:
                         self.caches.bio.clear()  # bio pages show their account's short URL base
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")
+            self.outside_checks += 1
 
     async def _refresh_subscribers(self) -> None:
         """Endpoints made or removed by the CLI or another process, or disabled by the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shortlink.storage.base import Connection, Row, on_postgres, transaction
+from shortlink.storage.base import Connection, Row, transaction
 
 
 def account_by_email(conn: Connection, email: str) -> Row | None:
@@ -148,12 +148,10 @@ def setting(conn: Connection, name: str, default_factory) -> str:
 
 
 def data_version(conn: Connection) -> int:
-    """Changes when another connection (e.g. the CLI) commits to the file. On PostgreSQL,
-    a counter that every commit changing links or domains raises, this process's too
-    (its triggers are in migration 0006)."""
-    if on_postgres(conn):
-        return conn.execute("SELECT version FROM data_changes").fetchone()[0]
-    return conn.execute("PRAGMA data_version").fetchone()[0]
+    """A counter that every commit changing what a server caches raises (links as a redirect
+    reads them, their rules and apps, bio pages, custom domains), this process's own commits
+    too; never a click batch (the triggers of migrations 0006, 0008 and 0015)."""
+    return conn.execute("SELECT version FROM data_changes").fetchone()[0]
 
 
 def ping(conn: Connection) -> bool:

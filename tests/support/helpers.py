@@ -83,3 +83,13 @@ def cli_here(*args: str) -> tuple[int, str]:
         except SystemExit as refused:  # argparse refusing the arguments
             code = refused.code if isinstance(refused.code, int) else 1
     return code, output.getvalue()
+
+
+def outside_changes_watched(client, rounds: int = 2) -> None:
+    """Until the app's watcher of outside changes (wiring.Services) has looked `rounds` more
+    times: two make one full look after whatever was committed before the call."""
+    services = client.app.state.services
+    target, deadline = services.outside_checks + rounds, time.monotonic() + 10
+    while services.outside_checks < target:
+        assert time.monotonic() < deadline, "the watcher of outside changes never looked"
+        time.sleep(0.02)

@@ -27,7 +27,7 @@ from shortlink.sharedstate import DAY_KEY_GRACE_MS, DAY_MS, SharedDayKeys
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import BACKENDS, bearer, run_cli
-from tests.support.helpers import store_link, wait_for
+from tests.support.helpers import outside_changes_watched, store_link, wait_for
 from tests.support.load import VISITS, Load, assert_rollups_match_raw_clicks, day_of_ts
 from tests.support.visitors import ANDROID_CHROME
 from throwaway.live_server import LiveServer
@@ -316,45 +316,36 @@ def test_more_than_one_worker_without_redis_is_refused_in_one_line(tmp_path):
     assert result.stderr.startswith("shortlink: --workers 2 needs [redis] url") and result.stderr.count("\n") == 1
 
 
-def wait_for_outside_commit_noticed(client, since: int) -> int:
-    """Until the process's file watcher has seen a commit of another connection after `since`."""
-    services = client.app.state.services
-    deadline = time.monotonic() + 5
-    while services._data_version == since:
-        assert time.monotonic() < deadline, "the commit was never noticed"
-        time.sleep(0.05)
-    return services._data_version
-
-
 def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_what_they_change(
     redis_server, make_client, auth, conn
 ):
-    """Other processes commit click batches every 100 ms: with Redis, only their link
-    changes reach the cache; without it, every outside commit clears the cache."""
+    """Other processes commit all the time (click batches, keys, webhook bookkeeping): with
+    Redis, their link changes reach the cache one by one; without it, the counter of changes to
+    what is cached (storage.accounts.data_version) empties it. Other commits leave it alone."""
     first, second = make_client(redis_url=redis_server.url), make_client(redis_url=redis_server.url)
     alone = make_client()
-    versions = {client: client.app.state.services._data_version for client in (second, alone)}
     created = first.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/c"}).json()["data"]
     code = created["shortCode"]
     caches = {client: client.app.state.services.link_cache for client in (second, alone)}
     for client in (second, alone):
         # Once the creation is noticed, cache the link. HEAD: no click, so no commit of ours.
-        versions[client] = wait_for_outside_commit_noticed(client, versions[client])
+        outside_changes_watched(client)
         assert client.head(f"/l/{code}", follow_redirects=False).status_code == 302
         assert caches[client].get(code) is not ...
 
     accounts.create_key(conn, "elsewhere@example.com")  # a commit by another process, changing no link
     for client in (second, alone):
-        wait_for_outside_commit_noticed(client, versions[client])
-    assert caches[alone].get(code) is ...  # without Redis, any outside commit might have changed the link
-    assert caches[second].get(code) is not ..., "a commit that changed no link cleared the cache"
+        outside_changes_watched(client)
+        assert caches[client].get(code) is not ..., "a commit that changed no link cleared the cache"
 
     assert first.patch(f"/api/v1/links/{created['id']}", headers=auth, json={"isActive": False}).status_code == 200
     deadline = time.monotonic() + INVALIDATION_SECONDS
     while caches[second].get(code) is not ...:
         assert time.monotonic() < deadline, "the change never reached the other process"
         time.sleep(0.01)
-    assert second.get(f"/l/{code}", follow_redirects=False).status_code == 404
+    outside_changes_watched(alone)
+    for client in (second, alone):
+        assert client.get(f"/l/{code}", follow_redirects=False).status_code == 404
 
 
 async def test_the_first_process_to_need_a_day_key_gives_it_to_every_other_until_shortly_after_the_day(redis_server):
