@@ -350,6 +350,7 @@ async def test_an_inactive_subscription_is_refused_with_403(server):
 async def test_each_tool_call_counts_against_the_keys_budget_and_over_it_is_a_tool_error(server, key):
     async with mcp_client(server, key) as client:
         results = [await client.call_tool("whoami", {}) for _ in range(REQUESTS_PER_MINUTE + 4)]
+        spent_at = time.monotonic()
         refused = next(number for number, result in enumerate(results, 1) if result.is_error)
         # A token refills every 60/REQUESTS_PER_MINUTE s, so a few calls more may pass.
         assert REQUESTS_PER_MINUTE < refused < REQUESTS_PER_MINUTE + 4
@@ -359,7 +360,17 @@ async def test_each_tool_call_counts_against_the_keys_budget_and_over_it_is_a_to
         assert f"Rate limit of {REQUESTS_PER_MINUTE} requests per minute exceeded; retry in " in error["message"]
         assert result.content[0].text.startswith("RATE_LIMITED: ") and result.content[0].text.endswith(" s")
         assert len((await client.list_tools(cache_mode="refresh")).tools) == len(TOOL_NAMES)  # not a tool call
-    assert api(server, key, "GET", "/me")[0] == 429  # one budget for the API and MCP
+    # One budget for the API and MCP: the API finds it spent, but for the tokens that came back
+    # since (one every 60/REQUESTS_PER_MINUTE s; a loaded machine is slow), where a budget of
+    # its own would be nearly full.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn.request("GET", "/api/v1/me", headers={"Authorization": f"Bearer {key}"})
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    came_back = (time.monotonic() - spent_at) * REQUESTS_PER_MINUTE / 60
+    assert int(response.headers["X-RateLimit-Remaining"]) <= came_back < REQUESTS_PER_MINUTE / 2
+    assert response.status == 429 or came_back >= 1
 
 
 PAST = "2001-01-01T00:00:00Z"
