@@ -127,8 +127,10 @@ class Services:
         )
         self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
         self._cookie_secret = b""
-        self._data_version = 0
-        self.outside_checks = 0  # rounds of the watcher of outside changes (tests wait on it)
+        # The counter of changes to what is cached, as last seen (storage.accounts.data_version),
+        # and how many times the watcher has looked (tests wait on both).
+        self.data_version = 0
+        self.outside_checks = 0
         self._tasks: list[asyncio.Task] = []
         limits = config.limits
         self.links = Links(
@@ -229,7 +231,7 @@ class Services:
         return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
 
     async def start(self) -> None:
-        self._data_version = await self.db.write(account_store.data_version)
+        self.data_version = await self.db.write(account_store.data_version)
         secret = await self.db.write(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
         self._cookie_secret = signing_key(self._file_key, bytes.fromhex(secret))
         if self.link_changes is not None:
@@ -285,8 +287,8 @@ class Services:
             await asyncio.sleep(EXTERNAL_CHANGES_POLL_SECONDS)
             try:
                 version = await self.db.write(account_store.data_version)
-                if version != self._data_version:
-                    self._data_version = version
+                if version != self.data_version:
+                    self.data_version = version
                     if self.link_changes is None or not self.link_changes.listening:
                         self.caches.clear()
                     if self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains)):

@@ -17,6 +17,7 @@ from shortlink import cli
 from shortlink.app.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink, Link
+from shortlink.storage import accounts as account_store
 
 
 def store_link(
@@ -92,4 +93,14 @@ def outside_changes_watched(client, rounds: int = 2) -> None:
     target, deadline = services.outside_checks + rounds, time.monotonic() + 10
     while services.outside_checks < target:
         assert time.monotonic() < deadline, "the watcher of outside changes never looked"
+        time.sleep(0.02)
+
+
+def outside_changes_seen(client, conn) -> None:
+    """Until the app's watcher has seen the database's counter of changes to what it caches as
+    it is now (and so emptied its caches after them)."""
+    services = client.app.state.services
+    now, deadline = account_store.data_version(conn), time.monotonic() + 10
+    while services.data_version != now:
+        assert time.monotonic() < deadline, "the watcher never saw the change"
         time.sleep(0.02)
