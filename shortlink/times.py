@@ -19,7 +19,7 @@ def utcnow() -> datetime:
 
 def to_iso(moment: datetime) -> str:
     """'2026-01-02T03:04:05.678Z': millisecond precision, sortable as text."""
-    # isoformat, not strftime: a quarter of the time (strftime was 7% of a webhook delivery's CPU).
+    # isoformat, not strftime: much cheaper, and on every delivery's path (docs/benchmarks.md).
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 

@@ -31,7 +31,7 @@ from throwaway.live_server import LiveServer, free_port
 ARTIFACTS = paths.ARTIFACTS
 # Screenshots of what the browser tests see, for people to look at (the README's comes from
 # one): kept in test-artifacts/ only when KEEP_SCREENSHOTS is set (`make screenshots`), as
-# each costs Chromium a fifth of a second or more and no test reads them.
+# each costs Chromium time and no test reads them (docs/performance.md).
 SCREENSHOTS = bool(os.environ.get("KEEP_SCREENSHOTS"))
 VIDEO = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 # The stand-in destination's certificate. Chromium sends www.youtube.com to HTTPS whatever
