@@ -254,6 +254,15 @@ def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link
         ).fetchall()
 
 
+def renew(conn: Connection, delivery_ids: Sequence[int], until_ms: int) -> None:
+    """Keep claimed deliveries leased until `until_ms` (their round is still sending)."""
+    marks = ", ".join("?" * len(delivery_ids))
+    conn.execute(
+        f"UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id IN ({marks}) AND state = 'pending'",
+        (until_ms, *delivery_ids),
+    )
+
+
 def release(conn: Connection, delivery_ids: Sequence[int]) -> None:
     """Give claimed deliveries back unsent (a round's time ran out, or one before them failed)."""
     if delivery_ids:

@@ -2,9 +2,10 @@
 endpoints, sends due deliveries and records every attempt.
 
 Several processes may run one each (PostgreSQL): a delivery is claimed under a lease
-(storage.webhooks.claim_due), so each is sent by one of them at a time. Delivery is
-at-least-once: a process killed between sending and recording sends that delivery again
-once its lease is over, with the same `webhook-id` for the receiver to deduplicate. An
+(storage.webhooks.claim_due), renewed while its round runs, so each is sent by one of them at a
+time. Delivery is at-least-once: a process killed between sending and recording leaves its
+claims to lapse, and they go out again with the same `webhook-id` for the receiver to
+deduplicate. An
 endpoint's events of one link go one after another, in order (claim_due takes only the head of
 each link's queue and those right after it; a round stops a queue at its first failure).
 """
@@ -39,14 +40,16 @@ RETENTION_CHUNK = 5000
 # (storage.webhooks.claim_due): those are sent one after another in the order of their events,
 # other links' side by side, up to CONCURRENCY requests at once to one endpoint and
 # TOTAL_CONCURRENCY in all. No request of a round starts after ROUND_SECONDS: the rest go back
-# unsent. The lease covers a round and one timeout, so a delivery left by a killed process goes
-# out again within about a minute.
+# unsent. A claim lasts LEASE_SECONDS and is renewed every RENEW_SECONDS until its round ends,
+# so the deliveries a killed process held go out again within LEASE_SECONDS, while a live one
+# keeps its claims through a round however long its sends take.
 CLAIM_BATCH = 2000
 PER_LINK = 500
 CONCURRENCY = 16
 TOTAL_CONCURRENCY = 64
 ROUND_SECONDS = 15.0
-LEASE_MARGIN_SECONDS = 10.0
+LEASE_SECONDS = 10.0
+RENEW_SECONDS = 2.0
 
 
 async def no_own_service() -> OwnService:
@@ -65,8 +68,8 @@ class Deliverer:
         clock: Callable[[], float] = time.time,
         resolve: Resolver = system_resolver,
         timeout: float = send.TIMEOUT_SECONDS,
-        lease_seconds: float | None = None,
         poll_seconds: float = POLL_SECONDS,
+        renew_seconds: float = RENEW_SECONDS,
         on_disabled: Callable[[], None] = lambda: None,
     ):
         """`key()`: the webhook key (secrets.webhook_key); `base_for(account)`: the short URL
@@ -74,7 +77,7 @@ class Deliverer:
         `on_disabled()`: after an endpoint was disabled (the subscriber sets change)."""
         self.db, self.key, self.base_for, self.policy, self.own = db, key, base_for, policy, own
         self.clock, self.resolve, self.timeout, self.poll_seconds = clock, resolve, timeout, poll_seconds
-        self.lease_ms = int((lease_seconds or ROUND_SECONDS + timeout + LEASE_MARGIN_SECONDS) * 1000)
+        self.lease_ms, self.renew_seconds = int(LEASE_SECONDS * 1000), renew_seconds
         self.on_disabled = on_disabled
         # Run before every round (the subscriber set is refreshed so, for changes made by
         # the CLI or another process).
@@ -176,9 +179,21 @@ class Deliverer:
                     released.extend(later["delivery_id"] for later in rows[index + 1 :])
                     return
 
-        await asyncio.gather(*(in_order(rows) for rows in queues.values()))
+        renewing = asyncio.create_task(self._keep_claimed([row["delivery_id"] for row in due]))
+        try:
+            await asyncio.gather(*(in_order(rows) for rows in queues.values()))
+        finally:
+            renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewing
+        # After the last renewal: the database's writes run one after another, in order.
         if await self.db.write(outbox.settle_all, settled, released):
             self.on_disabled()
+
+    async def _keep_claimed(self, delivery_ids: list[int]) -> None:
+        while True:
+            await asyncio.sleep(self.renew_seconds)
+            await self.db.write(outbox.renew, delivery_ids, self.now_ms() + self.lease_ms)
 
     async def _deliver(self, due: Row, own: OwnService, signing: _Signing) -> send.Outcome:
         assert self._connections is not None, "start() first"

@@ -244,6 +244,10 @@ def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: in
     return store.claim_due(conn, now_ms, lease_ms, limit, per_link)
 
 
+def renew(conn: Connection, delivery_ids: Sequence[int], until_ms: int) -> None:
+    store.renew(conn, delivery_ids, until_ms)
+
+
 def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]], released: Sequence[int] = ()) -> int:
     """The attempts of a round, in one transaction: successes recorded together (a statement
     each for the log, the deliveries and their endpoints), each failure as `settle` does; the

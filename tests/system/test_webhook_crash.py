@@ -50,7 +50,7 @@ def test_a_server_killed_mid_delivery_loses_no_event(tmp_path, storage):
         receiver.mode = "ok"
         server.start()
         try:
-            # After the killed process's claims expire (timeout + margin), everything arrives.
+            # Once the killed process's claims lapse (unrenewed for 10 s), everything arrives.
             wait_for(
                 lambda: len({item.headers["webhook-id"] for item in receiver.received}) == LINKS,
                 timeout=120,

@@ -5,6 +5,7 @@ events and the 30-day log."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +27,7 @@ from shortlink.storage import webhooks as store
 from shortlink.storage.clicks import StoredClick
 from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.webhooks import endpoints, outbox, rules
-from shortlink.webhooks.deliverer import Deliverer
+from shortlink.webhooks.deliverer import LEASE_SECONDS, Deliverer
 from shortlink.webhooks.events import CreateWebhook, Replay, UpdateWebhook
 from shortlink.webhooks.secrets import secret_of, webhook_key
 from tests.conftest import SHORT_HOST
@@ -281,6 +282,40 @@ async def test_a_rolled_back_change_leaves_no_event(setup: Setup):
     assert store.waiting_event_count(setup.conn) == 0  # ...and gone with it
     await drain(deliverer)
     assert setup.receiver.count() == 0
+
+
+async def test_a_claim_holds_while_its_round_sends_and_lapses_once_its_deliverer_is_gone(setup: Setup):
+    """A round longer than the lease keeps its claims (renewed as it sends); a deliverer that
+    ends mid-round (a killed process) renews no more, and its claims go to another deliverer
+    LEASE_SECONDS after its last renewal."""
+    receiver = setup.receiver
+    deliverer = setup.start(renew_seconds=0.1)
+    await deliverer.start()
+    setup.endpoint(["link.created"])
+    receiver.mode, receiver.delay = "slow", 1.0
+    setup.link("https://example.com/second")
+    round_ = asyncio.create_task(deliverer.run_once())
+    while receiver.count() == 0:  # the second link's event is being sent
+        await asyncio.sleep(0.02)
+    claimed_until = setup.clock.now * 1000 + LEASE_SECONDS * 1000
+    setup.clock.advance(LEASE_SECONDS - 1)
+    await asyncio.sleep(0.3)  # a renewal or more, at the moved clock
+    later = int(claimed_until + 1000)  # past the first lease, within the renewed one
+    assert await setup.db.write(outbox.claim, later, 1000, 10, 10) == []
+    assert await round_ == 2  # the event fanned out, then sent
+    assert receiver.count() == 1 and deliverer.sent == 1
+
+    setup.link("https://example.com/third")
+    round_ = asyncio.create_task(deliverer.run_once())
+    while receiver.count() == 1:
+        await asyncio.sleep(0.02)
+    round_.cancel()  # the deliverer is gone mid-send: no answer recorded, no renewal
+    with pytest.raises(asyncio.CancelledError):
+        await round_
+    gone_at = setup.clock.now * 1000
+    assert await setup.db.write(outbox.claim, int(gone_at + LEASE_SECONDS * 1000 - 100), 1000, 10, 10) == []
+    taken = await setup.db.write(outbox.claim, int(gone_at + LEASE_SECONDS * 1000), 1000, 10, 10)
+    assert [row["event_public_id"] for row in taken] == [receiver.received[-1].headers["webhook-id"]]
 
 
 async def test_a_receiver_down_for_an_hour_then_up_gets_every_event_once_in_order_per_link(setup: Setup):
