@@ -32,8 +32,10 @@ if TYPE_CHECKING:  # the CLI's commands use the outbox without sending, and with
     from shortlink.webhooks.send import Outcome
 
 
-def new_event_id() -> str:
-    return "evt_" + secrets.token_hex(16)
+def new_event_id(at_ms: int) -> str:
+    """`evt_`, the event's time in 12 hex digits of milliseconds, then 80 random bits: the ids
+    sort by time, so their unique index grows at its end (storage.webhooks.event_public_id_sql)."""
+    return f"evt_{at_ms:012x}{secrets.token_hex(10)}"
 
 
 def millis(moment: datetime) -> int:
@@ -54,7 +56,7 @@ def emit_link(conn: Connection, account_id: int, event_type: str, link: Link, no
     store.insert_event(
         conn,
         {
-            "public_id": new_event_id(),
+            "public_id": new_event_id(millis(now)),
             "account_id": account_id,
             "type": event_type,
             "link_id": row_id,
@@ -188,7 +190,7 @@ def emit_expired(conn: Connection, now: datetime, base_for: Callable[[int], str]
 
 def add_test_event(conn: Connection, endpoint: Row, now: datetime) -> str:
     """A `webhook.test` event with its delivery to this one endpoint."""
-    public_id = new_event_id()
+    public_id = new_event_id(millis(now))
     data = {"message": "A test event from shortlink", "webhookId": endpoint["public_id"]}
     with transaction(conn):
         event_id = store.insert_event(

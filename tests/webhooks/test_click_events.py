@@ -3,6 +3,10 @@ with the analytics' labels and nothing that identifies the visitor; bots and pre
 
 from __future__ import annotations
 
+import json
+import re
+from datetime import datetime
+
 import pytest
 
 from shortlink.storage import webhooks as store
@@ -62,3 +66,10 @@ def test_human_clicks_become_events_with_labels_and_bots_never(make_client, auth
         assert all("81.2.69.160" not in row[0] for row in stored)
         # The bots' clicks are stored (as bots), but sent to no one.
         assert receiver.count() == 2
+        # Ids made by the batch's statement: the click's time in milliseconds, then random bits.
+        for item in receiver.received:
+            event_id, created = item.headers["webhook-id"], json.loads(item.body)["timestamp"]
+            assert re.fullmatch("evt_[0-9a-f]{32}", event_id), event_id
+            assert int(event_id[4:16], 16) == int(datetime.fromisoformat(created).timestamp() * 1000)
+        first_id, second_id = (item.headers["webhook-id"] for item in receiver.received)
+        assert first_id[16:] != second_id[16:]

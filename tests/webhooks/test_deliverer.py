@@ -269,6 +269,10 @@ async def test_expiry_events_come_once_and_limits_by_link_or_tag_hold(setup: Set
     ]
     assert seen(limited_to_soon) == [("link.updated", soon.id), ("link.expired", soon.id)]
     assert seen(tagged) == [("link.updated", later.id)]
+    # Ids begin with the event's time in milliseconds (docs/webhooks.md).
+    for item in setup.receiver.received:
+        created_ms = int(datetime.fromisoformat(item.event["timestamp"]).timestamp() * 1000)
+        assert item.headers["webhook-id"][:16] == f"evt_{created_ms:012x}"
 
 
 async def test_a_rolled_back_change_leaves_no_event(setup: Setup):
