@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from shortlink.accounts import service as accounts
 from shortlink.config import Config, load_config
 from shortlink.storage import connect
 from shortlink.web.asgi import bind, create_app
+from throwaway import prewarmed
 from throwaway.postgres_server import PostgresServer
 from throwaway.redis_server import RedisServer
 
@@ -204,10 +204,9 @@ def auth(api_key) -> dict[str, str]:
 
 
 def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """The real `shortlink` command in a separate process."""
-    return subprocess.run(
-        [sys.executable, "-m", "shortlink", *args], capture_output=True, text=True, check=check, timeout=300
-    )
+    """The real `shortlink` command in a separate process (forked from one that has imported
+    shortlink already: throwaway.prewarmed)."""
+    return prewarmed.run(list(args), check=check)
 
 
 @pytest.fixture
