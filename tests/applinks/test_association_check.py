@@ -12,7 +12,7 @@ from shortlink.applinks.check import check_host
 from shortlink.applinks.schema import AndroidApp, IosApp
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import run_cli
-from tests.support.helpers import serve_in_background
+from tests.support.helpers import serve_in_background, wait_for
 from throwaway.live_server import LiveServer
 
 IOS = IosApp(team_id="ABCDE12345", bundle_id="com.example.app", paths=["/l/*"])
@@ -143,6 +143,11 @@ def test_doctor_checks_every_host_on_a_live_server(tmp_path):
             "app", "add", "--email", "owner@example.com", "--ios-team-id", "ABCDE12345", "--ios-bundle-id",
             "com.example.app", "--android-package", "com.example", "--android-sha256", FINGERPRINT, "--db", db,
         )  # fmt: skip
+        # Changes made by another process reach the server within a second (docs/behaviour.md).
+        wait_for(
+            lambda: server.request("GET", "/.well-known/assetlinks.json", headers={"Host": "go.example.com"})[0] == 200,
+            what="the server to serve the new app's file",
+        )
         # The validators' view: https on the public names, fetched here through the server's address.
         config = tmp_path / "doctor.toml"
         config.write_text('[links]\nshort_host = "https://sho.rt"\n[network]\ntrusted_proxies = ["127.0.0.1/32"]\n')
