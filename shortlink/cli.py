@@ -42,6 +42,7 @@ from shortlink.targeting.describe import rule_lines
 from shortlink.targeting.schema import RulesDocument
 from shortlink.targeting.service import link_rules
 from shortlink.times import utcnow
+from shortlink.visits.invalidation import changes_told
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
 from shortlink.webhooks.events import CreatedWebhook, CreateWebhook, Replay, RotatedSecret, Webhook
@@ -278,9 +279,13 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _with_db(args: argparse.Namespace, action: Callable):
-    conn = connect(_config(args).storage.location)
+    config = _config(args)
+    conn = connect(config.storage.location)
     try:
-        return action(conn)
+        if not config.redis.url:
+            return action(conn)
+        with changes_told(conn, config.redis.url):
+            return action(conn)
     finally:
         conn.close()
 

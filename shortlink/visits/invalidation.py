@@ -6,6 +6,10 @@ on it and forgets the code too, within milliseconds. While the subscription is d
 process cannot know what the others changed: each (re)subscription clears its whole
 cache, and `listening` is false meanwhile so that the caller may fall back to clearing
 on every outside commit.
+
+A command that changes the database outside any server (the CLI) publishes EVERYTHING when
+it moved what servers cache (`changes_told`): a subscribed server does not clear on the
+database's change counter, so without it the change would wait for the next resubscription.
 """
 
 from __future__ import annotations
@@ -13,7 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
+
+from shortlink.sharedstate import CONNECT_TIMEOUT_SECONDS
+from shortlink.storage import Connection
+from shortlink.storage.accounts import data_version
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -21,6 +30,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("shortlink.invalidation")
 
 CHANNEL = "shortlink:link-changed"
+# Published instead of a short code: forget everything cached (never a code: codes are
+# letters, digits, "-" and "_").
+EVERYTHING = "*"
 RETRY_SECONDS = 0.5
 # How long start-up waits for the subscription, so that a process starts serving knowing
 # every change; past it, the process serves anyway and keeps trying (not `listening`).
@@ -93,8 +105,34 @@ class LinkChanges:
                             self.cache.clear()
                             self._listening.set()
                         elif message["type"] == "message":
-                            self.cache.discard(message["data"].decode())
+                            code = message["data"].decode()
+                            if code == EVERYTHING:
+                                self.cache.clear()
+                            else:
+                                self.cache.discard(code)
             except Exception as exc:  # Redis restarted or unreachable: subscribe again
                 log.warning("link-change subscription lost: %s; subscribing again", exc)
             self._listening.clear()
             await asyncio.sleep(RETRY_SECONDS)
+
+
+@contextlib.contextmanager
+def changes_told(conn: Connection, redis_url: str) -> Iterator[None]:
+    """Around changes made outside any server on `conn`: if they moved what servers cache
+    (storage.accounts.data_version), tell every server sharing the Redis at `redis_url` to
+    forget everything it cached. Redis down: its servers are not subscribed either, and clear
+    on the counter instead."""
+    before = data_version(conn)
+    try:
+        yield
+    finally:
+        if data_version(conn) != before:
+            import redis
+
+            try:
+                with contextlib.closing(
+                    redis.Redis.from_url(redis_url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
+                ) as client:
+                    client.publish(CHANNEL, EVERYTHING)
+            except redis.RedisError as exc:
+                log.warning("could not tell the servers through Redis of this change: %s", exc)

@@ -348,6 +348,21 @@ def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_wha
         assert client.get(f"/l/{code}", follow_redirects=False).status_code == 404
 
 
+def test_with_redis_a_cli_change_reaches_a_subscribed_process(redis_server, make_client, auth, storage, tmp_path):
+    """A process subscribed to link changes does not clear on the counter of changes: a CLI
+    command that changed what servers cache tells them through Redis (docs/behaviour.md)."""
+    client = make_client(redis_url=redis_server.url)
+    created = client.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/d"}).json()["data"]
+    code, cache = created["shortCode"], client.app.state.services.link_cache
+    assert client.head(f"/l/{code}", follow_redirects=False).status_code == 302
+    assert cache.get(code) is not ...
+    config = tmp_path / "cli.toml"
+    config.write_text(f'[redis]\nurl = "{redis_server.url}"\n')
+    run_cli("links", "delete", created["id"], "--yes", "--config", str(config), "--db", storage)
+    wait_for(lambda: cache.get(code) is ..., timeout=10, what="the CLI's deletion to reach the subscribed process")
+    assert client.get(f"/l/{code}", follow_redirects=False).status_code == 404
+
+
 async def test_the_first_process_to_need_a_day_key_gives_it_to_every_other_until_shortly_after_the_day(redis_server):
     now_ms = int(time.time() * 1000)
     day_start = now_ms // DAY_MS * DAY_MS
