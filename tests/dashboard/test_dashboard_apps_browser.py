@@ -8,14 +8,13 @@ import pytest
 from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.applinks.test_apps_api import FINGERPRINT
-from tests.support.accessibility import axe_violations
+from tests.support.accessibility import light_and_dark_problems
 from tests.support.browser import (
     DESKTOP,
     PHONE,
     VISIBLE_WITHIN_MS,
     chromium_and_destination,
     dashboard_server,
-    keep_screenshot,
     sign_in_with_chromium,
 )
 
@@ -85,17 +84,11 @@ def test_every_apps_page_is_accessible_and_fits_a_phone_in_light_and_dark(server
     signed_in.close()
     pages = {"apps": "/apps", "app-remove": remove, "link-app": f"/apps{link}"}
     problems = []
-    for scheme in ("light", "dark"):
-        context = browser.new_context(viewport=PHONE, color_scheme=scheme, storage_state=state)
-        for name, path in pages.items():
-            page = context.new_page()
-            page.goto(server.base_url + path)
-            assert page.url == server.base_url + path, (name, page.url)
-            problems += [(name, scheme, v["id"], v["targets"][:3]) for v in axe_violations(page)]
-            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            if overflow > 0:
-                problems.append((name, scheme, f"{overflow} px wider than the window"))
-            keep_screenshot(page, f"dashboard-{name}-phone-{scheme}", full_page=True)
-            page.close()
-        context.close()
+    context = browser.new_context(viewport=PHONE, storage_state=state)
+    page = context.new_page()
+    for name, path in pages.items():
+        page.goto(server.base_url + path)
+        assert page.url == server.base_url + path, (name, page.url)
+        problems += light_and_dark_problems(page, (name,), f"dashboard-{name}-phone")
+    context.close()
     assert problems == [], "\n".join(map(str, problems))

@@ -22,7 +22,7 @@ from shortlink.accounts import service as accounts
 from shortlink.config import load_config
 from shortlink.demo import seed
 from shortlink.storage import connect
-from tests.support.accessibility import axe_violations
+from tests.support.accessibility import light_and_dark_problems
 from tests.support.browser import (
     ARTIFACTS,
     DESKTOP,
@@ -31,7 +31,6 @@ from tests.support.browser import (
     api,
     chromium_and_destination,
     dashboard_server,
-    keep_screenshot,
     phone,
     sign_in_with_chromium,
     wait_for_text,
@@ -170,23 +169,16 @@ def test_every_page_is_accessible_and_fits_a_phone_in_light_and_dark(server, bro
         "not-found": ("/links/lnk_missing", True),
     }
     problems = []
-    for scheme in ("light", "dark"):
-        for width_name, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
-            signed_out = browser.new_context(viewport=viewport, color_scheme=scheme)
-            signed_in = browser.new_context(viewport=viewport, color_scheme=scheme, storage_state=state)
-            for name, (path, needs_session) in pages.items():
-                page = (signed_in if needs_session else signed_out).new_page()
-                page.goto(server.base_url + path)
-                assert page.url.startswith(server.base_url + path.split("?")[0]), (name, page.url)
-                violations = axe_violations(page)
-                problems += [(name, scheme, width_name, v["id"], v["targets"][:3]) for v in violations]
-                overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-                if overflow > 0:
-                    problems.append((name, scheme, width_name, f"{overflow} px wider than the window"))
-                keep_screenshot(page, f"dashboard-{name}-{width_name}-{scheme}", full_page=True)
-                page.close()
-            signed_out.close()
-            signed_in.close()
+    for width_name, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+        signed_out = browser.new_context(viewport=viewport).new_page()
+        signed_in = browser.new_context(viewport=viewport, storage_state=state).new_page()
+        for name, (path, needs_session) in pages.items():
+            page = signed_in if needs_session else signed_out
+            page.goto(server.base_url + path)
+            assert page.url.startswith(server.base_url + path.split("?")[0]), (name, page.url)
+            problems += light_and_dark_problems(page, (name, width_name), f"dashboard-{name}-{width_name}")
+        signed_out.context.close()
+        signed_in.context.close()
     assert problems == [], "\n".join(map(str, problems))
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.accessibility import axe_violations
+from tests.support.accessibility import light_and_dark_problems
 from tests.support.browser import (
     PHONE,
     VISIBLE_WITHIN_MS,
     api,
     chromium_and_destination,
     dashboard_server,
-    keep_screenshot,
     phone,
     sign_in_with_chromium,
 )
@@ -34,25 +33,16 @@ def browser(server):
         yield launched
 
 
-def check(page, name: str, scheme: str, problems: list) -> None:
-    problems += [(name, scheme, v["id"], v["targets"][:3]) for v in axe_violations(page)]
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    if overflow > 0:
-        problems.append((name, scheme, f"{overflow} px wider than the phone"))
-    keep_screenshot(page, f"link-rules-{name}-phone-{scheme}", full_page=True)
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser, scheme):
+def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser):
     key = server.create_key(EMAIL)
     link = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/landing"})
-    context = browser.new_context(viewport=PHONE, color_scheme=scheme)
+    context = browser.new_context(viewport=PHONE)
     page = context.new_page()
     sign_in_with_chromium(page, server, EMAIL, PASSWORD)
     page.goto(f"{server.base_url}/links/{link['id']}")
     page.get_by_role("link", name="Link rules").click()
     problems: list = []
-    check(page, "empty", scheme, problems)
+    problems += light_and_dark_problems(page, ("empty",), "link-rules-empty-phone")
 
     # Add a rule with the keyboard alone: type in the fields, Enter saves.
     page.get_by_label("Country codes (DE, FR, …)").focus()
@@ -73,7 +63,7 @@ def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser,
     alert.wait_for(timeout=VISIBLE_WITHIN_MS)
     assert "rules[1].split: weights must sum to 100 (they sum to 90)" in alert.inner_text()
     assert page.locator("#e-rule-1").is_visible()
-    check(page, "refused", scheme, problems)
+    problems += light_and_dark_problems(page, ("refused",), "link-rules-refused-phone")
     page.locator("#f-r1-split").fill("50 https://example.com/a\n50 https://example.com/b")
     page.get_by_role("button", name="Save rules").first.click()
     page.get_by_role("status").filter(has_text="Saved.").wait_for(timeout=VISIBLE_WITHIN_MS)
@@ -87,7 +77,7 @@ def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser,
     tried = page.locator("#tried")
     tried.wait_for(timeout=VISIBLE_WITHIN_MS)
     assert "Rule 2 holds." in tried.inner_text() and "https://example.com/de" in tried.inner_text()
-    check(page, "tried", scheme, problems)
+    problems += light_and_dark_problems(page, ("tried",), "link-rules-tried-phone")
 
     # Delete the split: the German rule is rule 1 again.
     page.get_by_role("button", name="Delete rule 1").click()
@@ -106,15 +96,14 @@ def test_rules_are_edited_and_tried_at_375_px_with_the_keyboard(server, browser,
     assert problems == [], "\n".join(map(str, problems))
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_not_yet_and_capped_pages_are_accessible_on_a_phone(server, browser, scheme):
+def test_the_not_yet_and_capped_pages_are_accessible_on_a_phone(server, browser):
     key = server.create_key(EMAIL)
     later = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/later"})
     api(server, "PUT", f"/api/v1/links/{later['id']}/rules", key, {"rules": [], "startsAt": "2999-01-01T00:00:00Z"})
     capped = api(server, "POST", "/api/v1/links", key, {"originalUrl": "https://example.com/once"})
     api(server, "PUT", f"/api/v1/links/{capped['id']}/rules", key, {"rules": [], "maxClicks": 1})
     assert server.request("GET", f"/l/{capped['shortCode']}", headers={"User-Agent": IPHONE})[0] == 302
-    context = phone(browser, IPHONE, color_scheme=scheme, viewport=PHONE)
+    context = phone(browser, IPHONE, viewport=PHONE)
     page = context.new_page()
     problems: list = []
     for name, code, heading, status in (
@@ -126,6 +115,6 @@ def test_the_not_yet_and_capped_pages_are_accessible_on_a_phone(server, browser,
         assert page.get_by_role("heading", name=heading).is_visible(), name
         if name == "not-yet":
             assert "This link opens on 2999-01-01 at 00:00 UTC." in page.inner_text("body")
-        check(page, name, scheme, problems)
+        problems += light_and_dark_problems(page, (name,), f"link-rules-{name}-phone")
     context.close()
     assert problems == [], "\n".join(map(str, problems))

@@ -13,8 +13,8 @@ from shortlink.accounts import service as accounts
 from shortlink.accounts import sessions
 from shortlink.storage import connect
 from shortlink.storage import webhooks as webhook_store
-from tests.support.accessibility import axe_violations
-from tests.support.browser import PHONE, chromium_and_destination, keep_screenshot, sign_in_with_chromium, wait_for_text
+from tests.support.accessibility import light_and_dark_problems
+from tests.support.browser import PHONE, chromium_and_destination, sign_in_with_chromium, wait_for_text
 from tests.support.dashboard import password_hash
 from tests.support.helpers import wait_for
 from tests.support.receiver import running_receiver
@@ -103,19 +103,11 @@ def test_endpoints_log_test_replay_and_the_disabled_notice(server, browser):
     page.goto(hook_url)
     assert "This endpoint is disabled" in page.content()
     problems = []
-    state = context.storage_state()
-    for scheme in ("light", "dark"):
-        themed = browser.new_context(viewport=PHONE, color_scheme=scheme, storage_state=state)
-        for name, url in pages.items():
-            shown = themed.new_page()
-            shown.goto(url)
-            problems += [(name, scheme, v["id"], v["targets"][:3]) for v in axe_violations(shown)]
-            overflow = shown.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            if overflow > 0:
-                problems.append((name, scheme, f"{overflow} px wider than the window"))
-            keep_screenshot(shown, f"dashboard-{name}-phone-{scheme}", full_page=True)
-            shown.close()
-        themed.close()
+    shown = browser.new_context(viewport=PHONE, storage_state=context.storage_state()).new_page()
+    for name, url in pages.items():
+        shown.goto(url)
+        problems += light_and_dark_problems(shown, (name,), f"dashboard-{name}-phone")
+    shown.context.close()
     assert problems == [], "\n".join(map(str, problems))
     page.get_by_role("button", name="Turn it back on").click()
     page.get_by_text("Turned back on").wait_for()
