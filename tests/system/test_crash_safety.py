@@ -189,11 +189,13 @@ def test_backup_of_a_live_database_holds_what_was_committed_and_restores(tmp_pat
         committed_before = recorded(server)
         result = run_cli("backup", str(copy), "--db", str(server.db))
         committed_after = recorded(server)
+        # The server goes on committing: the backup leaves the writer free (whether a batch
+        # lands while a small file is copied is a matter of timing, not asserted).
+        wait_for(lambda: recorded(server) > committed_after, what="a commit after the backup")
     finally:
         load.stop()
         server.stop()
     assert result.stdout == f"backed up to {copy}\n"
-    assert committed_after > committed_before, "the database was not being written during the backup"
     assert not Path(f"{copy}-wal").exists()  # one self-contained file
     conn = sqlite3.connect(copy)
     try:
