@@ -5,9 +5,9 @@ Several processes may run one each (PostgreSQL): a delivery is claimed under a l
 (storage.webhooks.claim_due), renewed while its round runs, so each is sent by one of them at a
 time. Delivery is at-least-once: a process killed between sending and recording leaves its
 claims to lapse, and they go out again with the same `webhook-id` for the receiver to
-deduplicate. An
-endpoint's events of one link go one after another, in order (claim_due takes only the head of
-each link's queue and those right after it; a round stops a queue at its first failure).
+deduplicate. An endpoint's events of one link go one after another, in order (claim_due takes
+only the head of each link's queue and those right after it; a round stops a queue at its first
+failure).
 """
 
 from __future__ import annotations
@@ -193,7 +193,10 @@ class Deliverer:
     async def _keep_claimed(self, delivery_ids: list[int]) -> None:
         while True:
             await asyncio.sleep(self.renew_seconds)
-            await self.db.write(outbox.renew, delivery_ids, self.now_ms() + self.lease_ms)
+            try:
+                await self.db.write(outbox.renew, delivery_ids, self.now_ms() + self.lease_ms)
+            except Exception:  # a busy or failing database must not end the round: next renewal
+                log.exception("could not renew the round's webhook claims")
 
     async def _deliver(self, due: Row, own: OwnService, signing: _Signing) -> send.Outcome:
         assert self._connections is not None, "start() first"
