@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shortlink.accounts import service as accounts
 from shortlink.storage import connect
-from throwaway import prewarmed
+from throwaway.prewarmed import ForkedProcess, start_forked
 
 
 def free_port() -> int:
@@ -50,12 +50,12 @@ class LiveServer:
         self.config.touch()
         # The server's log goes to a file: a pipe nobody reads fills up and blocks it.
         self.log = directory / f"server-{self.port}.log"
-        self.process: subprocess.Popen | prewarmed.ForkedProcess | None = None
+        self.process: subprocess.Popen | ForkedProcess | None = None
 
     def start(self, timeout: float = 180) -> LiveServer:
         command = ["serve", "--config", str(self.config), "--workers", str(self.workers)]
         if self.prewarmed:
-            self.process = prewarmed.start(command, env=self.env, stderr=self.log)
+            self.process = start_forked(command, env=self.env, stderr=self.log)
         else:
             with self.log.open("ab") as log:
                 self.process = subprocess.Popen(

@@ -85,7 +85,7 @@ class ForkedProcess:
         self._process.kill()
 
 
-def start(
+def start_forked(
     args: list[str], *, env: dict[str, str] | None = None, stdout: Path | None = None, stderr: Path | None = None
 ) -> ForkedProcess:
     """`shortlink *args` in a forked process; its output appended to the files given, or dropped."""
@@ -98,7 +98,7 @@ def run(args: list[str], *, check: bool = True, timeout: float = 300) -> subproc
         out, err = Path(scratch, "stdout"), Path(scratch, "stderr")
         out.touch()
         err.touch()
-        process = start(args, stdout=out, stderr=err)
+        process = start_forked(args, stdout=out, stderr=err)
         try:
             code = process.wait(timeout)
         except subprocess.TimeoutExpired:
