@@ -93,7 +93,7 @@ def test_a_page_made_in_the_editor_is_tapped_on_an_iphone_and_counted(server, br
     assert visitor.goto(page_url).status == 200
     visitor.get_by_text("My new video").click()
     assert visitor.url == short_url
-    assert visitor.get_by_text("Open in app").is_visible()
+    visitor.get_by_text("Open in app").wait_for(timeout=VISIBLE_WITHIN_MS)  # the click returns once the address commits
     iphone.close()
 
     wait_for_text(page, server.base_url + "/bio/stats", "1 views in total")

@@ -108,7 +108,7 @@ def test_a_person_manages_keys_and_links_and_sees_their_clicks(server, browser):
     # Paused: the visitor gets the unavailable page.
     page.goto(link_url)
     page.get_by_role("button", name="Pause").click()
-    assert page.locator("h1 .badge.paused").is_visible()
+    page.locator("h1 .badge.paused").wait_for(timeout=VISIBLE_WITHIN_MS)
     visitor = iphone.new_page()
     visitor.goto(short_url)
     assert visitor.get_by_text("This link is currently unavailable.").is_visible()
