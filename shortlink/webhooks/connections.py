@@ -1,24 +1,27 @@
-"""Keep-alive HTTP/1.1 connections for deliveries: a lean client (h11 over asyncio streams)
-rather than httpx's pool, whose bookkeeping cost more than the requests at a thousand small
-POSTs a second (docs/benchmarks.md). h11 frames every byte: the request, the answer's head,
-its body (by length, chunks or until closed) and whether the connection may be kept.
+"""Keep-alive HTTP/1.1 connections for deliveries: a lean client over asyncio streams rather than
+httpx's pool, whose bookkeeping cost more than the requests at a thousand small POSTs a second
+(docs/benchmarks.md). Answers are read by httptools (llhttp, Node's C parser, which uvicorn
+reads requests with): the head, the body by length, chunks or until closed, and whether the
+connection may be kept. The request is our own values on one line each, refused if any holds a
+line break or NUL.
 
 Every connection goes to an address checked when it is opened (fetcher.addresses.checked_address,
 the fetcher's rules); it is reused for later deliveries to the same scheme, host and port for at
 most MAX_AGE_SECONDS, so a changed DNS answer or rule is applied within that time. Redirects are
-never followed (an answer is an answer), and at most `max_answer` bytes of an answer are read:
-a connection whose answer was cut is closed, never reused.
+never followed (an answer is an answer), and at most `max_answer` bytes of an answer's body are
+read: a connection whose answer was cut is closed, never reused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import h11
+import httptools
 
 from shortlink.fetcher.addresses import AddressPolicy, FetchError, IPAddress, OwnService, Resolver, checked_address
 from shortlink.fetcher.ssrf import tls_context
@@ -26,6 +29,11 @@ from shortlink.fetcher.ssrf import tls_context
 MAX_AGE_SECONDS = 60.0
 READ_CHUNK = 65536
 MAX_MESSAGE = 200  # of a failure's text in the log
+# What an answer may hold besides its body (the head, chunk lines, trailers): more is refused.
+# Checked after each read, so what is held stays under this plus one READ_CHUNK.
+MAX_HEAD_BYTES = 16 * 1024
+# Never in a request's line or headers: each would end or split one.
+_UNWRITABLE = re.compile(r"[\x00\r\n]")
 
 
 @dataclass(frozen=True)
@@ -45,8 +53,7 @@ class Answer:
 
 
 class ProtocolError(Exception):
-    """An answer we cannot use beyond what h11 refuses (h11.RemoteProtocolError): none at all,
-    or an event a POST's answer never has."""
+    """An answer we cannot use: not HTTP/1.1 as llhttp reads it, cut short, or too long a head."""
 
 
 class NoAnswer(ProtocolError):
@@ -54,26 +61,65 @@ class NoAnswer(ProtocolError):
     closed meanwhile, typically)."""
 
 
-# h11's max_incomplete_event_size: an answer's head (or chunk line, or trailers) still
-# incomplete with more than this buffered is refused. h11 checks after each read, so what it
-# holds stays under this plus one READ_CHUNK.
-MAX_HEAD_BYTES = 16 * 1024
+def request_bytes(target: Target, headers: list[tuple[str, str]], body: bytes) -> bytes:
+    lines = [f"POST {target.path} HTTP/1.1", *(f"{name}: {value}" for name, value in headers)]
+    if " " in target.path or any(_UNWRITABLE.search(line) for line in lines):
+        raise ProtocolError("cannot write the request: a line break, NUL or space where none may be")
+    lines.append(f"Content-Length: {len(body)}\r\n\r\n")
+    return "\r\n".join(lines).encode("latin-1") + body
 
 
-def _client() -> h11.Connection:
-    return h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+class _Reading:
+    """httptools' callbacks for the answer to one request."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.status, self.body = 0, bytearray()
+        self.location: str | None = None
+        self.head_read = self.complete = self.keep = self.past_end = False
+        self.until_close = True  # no Content-Length, no chunked: the body ends with the connection
+
+    def on_message_begin(self) -> None:
+        if self.complete:  # bytes past the answer: the connection is not kept
+            self.past_end = True
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.complete:
+            return
+        name = name.lower()
+        if name == b"location":
+            self.location = value.decode("latin-1")
+        elif name == b"content-length":
+            self.until_close = False
+        elif name == b"transfer-encoding":
+            self.until_close = value.rsplit(b",", 1)[-1].strip().lower() != b"chunked"
+
+    def on_headers_complete(self) -> None:
+        self.head_read = True
+
+    def on_body(self, data: bytes) -> None:
+        if not self.complete:
+            self.body += data
+
+    def on_message_complete(self) -> None:
+        if self.complete:
+            return
+        status = self.parser.get_status_code()
+        if status < 200:  # 1xx: the final answer follows
+            self.location, self.head_read, self.until_close = None, False, True
+            return
+        self.status, self.complete, self.keep = status, True, self.parser.should_keep_alive()
 
 
 @dataclass(eq=False)
 class _Connection:
-    """One HTTP/1.1 connection, framed by h11. Every read is bounded (h11's incomplete event
-    size, the body up to the cap); anything unexpected closes the connection."""
+    """One HTTP/1.1 connection. Every read is bounded (the head, the body up to the cap);
+    anything unexpected closes the connection."""
 
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     address: IPAddress
     opened: float
-    protocol: h11.Connection = field(default_factory=_client)
     reusable: bool = False  # after an answer read to its end, with the connection kept open
 
     def close(self) -> None:
@@ -86,50 +132,41 @@ class _Connection:
 
     async def exchange(self, target: Target, headers: list[tuple[str, str]], body: bytes, cap: int) -> Answer:
         self.reusable = False
-        protocol = self.protocol
-        request = h11.Request(method="POST", target=target.path, headers=[*headers, ("Content-Length", str(len(body)))])
-        self.writer.write(
-            protocol.send(request) + protocol.send(h11.Data(data=body)) + protocol.send(h11.EndOfMessage())
-        )
+        self.writer.write(request_bytes(target, headers, body))
         await self.writer.drain()
-        status, location, answer, received = 0, None, bytearray(), False
-        while True:
-            event = protocol.next_event()
-            if event is h11.NEED_DATA:
-                data = await self.reader.read(READ_CHUNK)
-                if not data and not received:
+        reading, received = _Reading(), 0
+        while not reading.complete:
+            data = await self.reader.read(READ_CHUNK)
+            if not data:
+                if not received:
                     raise NoAnswer("the connection closed without an answer")
-                received = True
-                protocol.receive_data(data)  # b"": the receiver closed; h11 says what that means
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                location = next((v.decode("latin-1") for k, v in event.headers if k == b"location"), None)
-            elif isinstance(event, h11.Data):
-                answer += event.data
-                if len(answer) > cap:  # the rest is dropped with the connection
-                    self.close()
-                    return Answer(status, location, bytes(answer[:cap]))
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            elif not isinstance(event, h11.InformationalResponse):  # 1xx: the final answer follows
-                raise ProtocolError(f"unexpected {type(event).__name__} in an answer")
-        # Kept only if h11 says both sides may go on (HTTP/1.1, no "Connection: close") and the
-        # receiver sent nothing past its answer.
-        if protocol.our_state is h11.DONE and protocol.their_state is h11.DONE:
-            protocol.start_next_cycle()
-            self.reusable = not protocol.trailing_data[0]
+                if not (reading.head_read and reading.until_close):
+                    raise ProtocolError(f"the connection closed before the answer's end ({received} bytes read)")
+                self.close()
+                return Answer(reading.parser.get_status_code(), reading.location, bytes(reading.body))
+            received += len(data)
+            try:
+                reading.parser.feed_data(data)
+            except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
+                if not reading.complete:
+                    raise ProtocolError(f"not a valid HTTP/1.1 answer: {exc}") from None
+                reading.past_end = True  # the answer was whole; what followed it was not one
+            if len(reading.body) > cap:  # the rest is dropped with the connection
+                self.close()
+                return Answer(reading.parser.get_status_code(), reading.location, bytes(reading.body[:cap]))
+            if not reading.complete and received - len(reading.body) > MAX_HEAD_BYTES:
+                raise ProtocolError(f"the answer's head is longer than {MAX_HEAD_BYTES // 1024} KiB")
+        # Kept only if the answer allows it (HTTP/1.1 or keep-alive, no "Connection: close") and
+        # the receiver sent nothing past its end.
+        self.reusable = reading.keep and not reading.past_end
         if not self.reusable:
             self.close()
-        return Answer(status, location, bytes(answer))
+        return Answer(reading.status, reading.location, bytes(reading.body))
 
 
 def _failure(exc: BaseException) -> FetchError:
     if isinstance(exc, ProtocolError):
-        return FetchError(str(exc))
-    if isinstance(exc, h11.RemoteProtocolError):
-        return FetchError(f"not a valid HTTP/1.1 answer: {exc}"[:MAX_MESSAGE])
-    if isinstance(exc, h11.LocalProtocolError):  # never: our own values, checked by h11 anyway
-        return FetchError(f"cannot write the request: {exc}"[:MAX_MESSAGE])
+        return FetchError(str(exc)[:MAX_MESSAGE])
     return FetchError(f"{type(exc).__name__}: {exc}".rstrip(": "))
 
 
@@ -188,12 +225,12 @@ class Connections:
                 return await self._use(key, connection, target, headers, body, max_answer)
             except (OSError, NoAnswer):
                 pass  # a stale keep-alive connection: once more on a new one
-            except (ProtocolError, h11.ProtocolError) as exc:
+            except ProtocolError as exc:
                 raise _failure(exc) from None
         connection = await self._open(target, own)
         try:
             return await self._use(key, connection, target, headers, body, max_answer)
-        except (OSError, ProtocolError, h11.ProtocolError) as exc:
+        except (OSError, ProtocolError) as exc:
             raise _failure(exc) from None
 
     async def _use(

@@ -355,7 +355,9 @@ def test_with_redis_a_cli_change_reaches_a_subscribed_process(redis_server, make
     # Created by a process outside Redis: the subscribed one would hear its own creation back
     # at an unknown moment, and forget the link it is about to cache.
     elsewhere = make_client()
-    created = elsewhere.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/d"}).json()["data"]
+    created = elsewhere.post("/api/v1/links", headers=auth, json={"originalUrl": "https://example.com/d"}).json()[
+        "data"
+    ]
     code, cache = created["shortCode"], client.app.state.services.link_cache
     assert client.head(f"/l/{code}", follow_redirects=False).status_code == 302
     assert cache.get(code) is not ...

@@ -8,11 +8,12 @@ import asyncio
 import ipaddress
 import ssl
 
+import pytest
 import trustme
 
 from shortlink.fetcher.addresses import IPAddress, any_address
 from shortlink.webhooks import send
-from shortlink.webhooks.connections import Connections
+from shortlink.webhooks.connections import Connections, ProtocolError, request_bytes
 
 
 async def loopback(_host: str, _port: int) -> list[IPAddress]:
@@ -60,11 +61,10 @@ async def test_https_deliveries_verify_the_hosts_certificate_and_keep_the_connec
     assert len(hosts_seen) == 3
 
 
-async def test_h11_frames_answers_bounds_the_head_and_decides_what_is_kept():
-    """One answer per request, from a raw server: h11 reads them, refuses a head still
-    incomplete past 16 KiB,
-    and a connection is kept only after a complete HTTP/1.1 answer that did not ask to close
-    and sent nothing past its end."""
+async def test_answers_are_framed_the_head_bounded_and_only_clean_ends_kept():
+    """One answer per request, from a raw server: httptools reads them, a head still
+    incomplete past 16 KiB is refused, and a connection is kept only after a complete HTTP/1.1
+    answer that did not ask to close and sent nothing past its end."""
     script = [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", False),
         (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n", False),
@@ -73,6 +73,10 @@ async def test_h11_frames_answers_bounds_the_head_and_decides_what_is_kept():
         (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", False),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", True),
         (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlast", False),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Trailer: 1\r\n\r\n", False),
+        (b"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/\r\nContent-Length: 0\r\n\r\n", False),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n" + b"x" * 200_000, True),  # past the cap
+        (b"SSH-2.0-OpenSSH_9.6\r\n", True),
     ]
     answers = iter(script)
     handlers: list[asyncio.Task] = []
@@ -96,7 +100,6 @@ async def test_h11_frames_answers_bounds_the_head_and_decides_what_is_kept():
         writer.close()
 
     headers = {"webhook-id": "evt_1", "webhook-timestamp": "1", "webhook-signature": "v1,x"}
-    cut = "peer closed connection without sending complete message body (received 5 bytes, expected 10)"
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     async with server:
         url = f"http://hooks.example:{server.sockets[0].getsockname()[1]}/hooks"
@@ -109,13 +112,28 @@ async def test_h11_frames_answers_bounds_the_head_and_decides_what_is_kept():
         await asyncio.wait_for(asyncio.gather(*handlers), 10)  # each saw its connection closed
     assert [(outcome.ok, outcome.status, outcome.head) for outcome in outcomes] == [
         (True, 200, "ok"),
-        (False, None, "not a valid HTTP/1.1 answer: Receive buffer too long"),
+        (False, None, "the answer's head is longer than 16 KiB"),
         (True, 204, ""),
         (True, 200, "bye"),
         (True, 200, "ok"),
-        (False, None, f"not a valid HTTP/1.1 answer: {cut}"),
+        (False, None, "the connection closed before the answer's end (44 bytes read)"),
         (True, 200, "last"),
+        (True, 200, "ok"),
+        (False, 302, "redirect not followed (Location: https://elsewhere.example/)"),
+        (True, 200, "x" * send.HEAD_BYTES),
+        (False, None, "not a valid HTTP/1.1 answer: Expected HTTP/, RTSP/ or ICE/"),
     ]
-    # Kept after the first answer only; each later one was closed (a head too long, asked to
-    # close, HTTP/1.0, bytes past the answer, cut short), so the next request opened another.
-    assert opened == [1, 1, 2, 3, 4, 5, 6]
+    # Kept after a whole answer that may be kept (the first, the one after a 100, the chunked one,
+    # the redirect); closed after a head too long, one asking to close, HTTP/1.0 read until
+    # closed, bytes past the answer, one cut short, a body past the cap: the next request opened another.
+    assert opened == [1, 1, 2, 3, 4, 5, 6, 6, 6, 6, 7]
+
+
+def test_a_request_with_a_line_break_or_nul_is_never_written():
+    target = send.target_of("http://hooks.example/hooks?a=1")
+    assert request_bytes(target, [("webhook-id", "evt_1")], b"{}") == (
+        b"POST /hooks?a=1 HTTP/1.1\r\nwebhook-id: evt_1\r\nContent-Length: 2\r\n\r\n{}"
+    )
+    for headers in ([("webhook-id", "evt_1\r\nX-Injected: 1")], [("X\nY", "1")], [("webhook-id", "a\x00b")]):
+        with pytest.raises(ProtocolError, match="cannot write the request"):
+            request_bytes(target, headers, b"{}")
