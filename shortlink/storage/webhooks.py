@@ -190,9 +190,10 @@ def add_deliveries(conn: Connection, deliveries: Sequence[tuple[int, int, int]])
     """(event id, endpoint id, first attempt at) each; one that exists already is left as it is."""
     if deliveries:
         conn.executemany(
-            "INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_ms)"
-            " VALUES (?, ?, 'pending', ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING",
-            deliveries,
+            "INSERT INTO webhook_deliveries (event_id, endpoint_id, state, next_attempt_ms, queue)"
+            " SELECT id, ?, 'pending', ?, coalesce(link_id, -id) FROM webhook_events WHERE id = ?"
+            " ON CONFLICT (endpoint_id, event_id) DO NOTHING",
+            [(endpoint_id, at, event_id) for event_id, endpoint_id, at in deliveries],
         )
 
 
@@ -217,6 +218,59 @@ _DUE_COLUMNS = (
 CLAIM_LOCK = 38_0015
 
 
+# A claim's statement. `queues`: every (endpoint, queue) with a pending delivery, found by
+# skipping through webhook_deliveries_queue (a few index lookups a queue, never a scan of the
+# pending rows); `heads`: the first pending delivery of each, kept when it is due and not leased,
+# oldest first, no more queues than deliveries asked for (each gives at least its head, so the
+# oldest `limit` rows all come from these); `bounds`: the event of each queue's `per_link`-th
+# delivery; then each queue's rows up to it, taken while none before them is held.
+_NEXT_QUEUE = (
+    "(SELECT n.queue FROM webhook_deliveries AS n WHERE n.state = 'pending' AND n.endpoint_id = {endpoint}"
+    " AND n.queue > {after} ORDER BY n.queue LIMIT 1)"
+)
+_NEXT_ENDPOINT = (
+    "(SELECT m.endpoint_id FROM webhook_deliveries AS m WHERE m.state = 'pending' AND m.endpoint_id > q.endpoint_id"
+    " ORDER BY m.endpoint_id LIMIT 1)"
+)
+_LOWEST = -(2**62)  # below every queue (a link's id, or minus an event's)
+_CLAIM = f"""
+WITH RECURSIVE queues(endpoint_id, queue) AS (
+    SELECT endpoint_id, queue FROM (
+           SELECT endpoint_id, queue FROM webhook_deliveries WHERE state = 'pending' ORDER BY endpoint_id, queue LIMIT 1
+    ) AS first
+  UNION ALL
+    SELECT CASE WHEN {_NEXT_QUEUE.format(endpoint="q.endpoint_id", after="q.queue")} IS NULL
+                THEN {_NEXT_ENDPOINT} ELSE q.endpoint_id END,
+           coalesce({_NEXT_QUEUE.format(endpoint="q.endpoint_id", after="q.queue")},
+                    {_NEXT_QUEUE.format(endpoint=_NEXT_ENDPOINT, after=_LOWEST)})
+      FROM queues AS q WHERE q.endpoint_id IS NOT NULL
+),
+heads AS (
+    SELECT h.endpoint_id, h.queue FROM queues AS q
+      JOIN webhook_deliveries AS h ON h.id = (
+           SELECT f.id FROM webhook_deliveries AS f WHERE f.state = 'pending' AND f.endpoint_id = q.endpoint_id
+              AND f.queue = q.queue ORDER BY f.event_id, f.id LIMIT 1)
+      JOIN webhook_endpoints AS p ON p.id = h.endpoint_id AND p.is_enabled = 1
+     WHERE h.next_attempt_ms <= ? AND h.lease_until_ms <= ?
+     ORDER BY h.event_id, h.id LIMIT ?
+),
+bounds AS (
+    SELECT endpoint_id, queue, coalesce((
+           SELECT l.event_id FROM webhook_deliveries AS l WHERE l.state = 'pending'
+              AND l.endpoint_id = heads.endpoint_id AND l.queue = heads.queue
+            ORDER BY l.event_id, l.id LIMIT 1 OFFSET ?), {2**62}) AS last_event
+      FROM heads
+)
+SELECT id FROM (
+    SELECT d.id, d.event_id, row_number() OVER queue AS n,
+           sum(CASE WHEN d.next_attempt_ms > ? OR d.lease_until_ms > ? THEN 1 ELSE 0 END) OVER queue AS held
+      FROM bounds AS b JOIN webhook_deliveries AS d ON d.state = 'pending' AND d.endpoint_id = b.endpoint_id
+       AND d.queue = b.queue AND d.event_id <= b.last_event
+    WINDOW queue AS (PARTITION BY d.endpoint_id, d.queue ORDER BY d.event_id, d.id ROWS UNBOUNDED PRECEDING)
+) AS ranked WHERE held = 0 AND n <= ? ORDER BY event_id, id LIMIT ?
+"""
+
+
 def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:
     """Take up to `limit` due deliveries of enabled endpoints, leasing them until
     `now_ms + lease_ms`: no other deliverer takes them meanwhile, and a deliverer that dies
@@ -227,24 +281,15 @@ def claim_due(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link
     taken, up to `per_link`, and only while none before them waits for a retry or is leased by
     a deliverer. So a link's events go out one after another, in order, never side by side,
     and one that fails holds back the later ones until it succeeds or fails for good. Oldest
-    event first. On PostgreSQL the claims of several processes take turns (a transaction
-    advisory lock), so each sees the leases the one before it took."""
+    event first. A claim reads each queue's head and at most `per_link` rows after it, however
+    many deliveries wait (migration 0016). On PostgreSQL the claims of several processes take
+    turns (a transaction advisory lock), so each sees the leases the one before it took."""
     postgres = on_postgres(conn)
     with transaction(conn):
         if postgres:
             conn.execute("SELECT pg_advisory_xact_lock(?)", (CLAIM_LOCK,))
-        ids = [
-            row[0]
-            for row in conn.execute(
-                "SELECT id FROM (SELECT d.id, d.event_id, row_number() OVER queue AS n,"
-                " sum(CASE WHEN d.next_attempt_ms > ? OR d.lease_until_ms > ? THEN 1 ELSE 0 END) OVER queue AS held"
-                " FROM webhook_deliveries AS d JOIN webhook_endpoints AS p ON p.id = d.endpoint_id"
-                " JOIN webhook_events AS e ON e.id = d.event_id WHERE d.state = 'pending' AND p.is_enabled = 1"
-                " WINDOW queue AS (PARTITION BY d.endpoint_id, coalesce(e.link_id, -e.id) ORDER BY d.event_id, d.id"
-                " ROWS UNBOUNDED PRECEDING)) AS ranked WHERE held = 0 AND n <= ? ORDER BY event_id, id LIMIT ?",
-                (now_ms, now_ms, per_link, limit),
-            ).fetchall()
-        ]
+        parameters = (now_ms, now_ms, limit, per_link - 1, now_ms, now_ms, per_link, limit)
+        ids = [row[0] for row in conn.execute(_CLAIM, parameters).fetchall()]
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))

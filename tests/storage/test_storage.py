@@ -170,15 +170,22 @@ def test_upgrading_removes_the_stored_visitor_keys_from_every_byte_of_the_file(d
     assert key not in data
 
 
+def without_added_columns(raw: sqlite3.Connection) -> None:
+    """As the file was before the migrations that add columns (0012, 0016), which running
+    again cannot add twice."""
+    for column in ("rule", "variant"):
+        raw.execute(f"ALTER TABLE click_rows DROP COLUMN {column}")
+    raw.execute("DROP INDEX webhook_deliveries_queue")
+    raw.execute("ALTER TABLE webhook_deliveries DROP COLUMN queue")
+
+
 def test_upgrading_drops_the_rows_of_unknown_labels_and_every_breakdown_stays(db_path):
     # A file as the versions before migration 9 left it: a row for every label, unknown ones too
     # (0009 changes no table, so today's schema with the version set back is the same file).
     connect(db_path).close()
     raw = sqlite3.connect(db_path, isolation_level=None)
     raw.execute("PRAGMA user_version = 8")
-    # 0012 adds columns, which running it again cannot add twice: as the file was before it.
-    for column in ("rule", "variant"):
-        raw.execute(f"ALTER TABLE click_rows DROP COLUMN {column}")
+    without_added_columns(raw)
     raw.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
     raw.execute(
         "INSERT INTO links (public_id, account_id, short_code, original_url, platform, created_at, updated_at)"
@@ -299,9 +306,7 @@ def test_a_file_from_before_the_migration_record_gets_one_and_only_new_migration
     raw = sqlite3.connect(db_path, isolation_level=None)
     raw.execute("DROP TABLE schema_migrations")
     raw.execute("DROP TABLE link_tags")
-    # As the file was before 0012 too (it adds columns, which running it again cannot add twice).
-    for column in ("rule", "variant"):
-        raw.execute(f"ALTER TABLE click_rows DROP COLUMN {column}")
+    without_added_columns(raw)
     raw.execute("PRAGMA user_version = 9")
     raw.close()
     conn = connect(db_path)
