@@ -169,21 +169,24 @@ def delivering_child(parent: int) -> int | None:
     return None
 
 
-def cpu_run(args, work: Path, location: str, code: str, name: str, label: str) -> dict:
-    """Full-load redirects for rounds × seconds: CPU of the serving process alone, and of the
-    delivering process, per redirect answered (what load on the machine changes least)."""
+def cpu_run(args, work: Path, location: str, code: str, name: str, label: str, receiver: int) -> dict:
+    """Full-load redirects for rounds × seconds: CPU of the serving process alone, of the
+    delivering process and of the receiver, per redirect answered (what load on the machine
+    changes least)."""
     with webhook_server(work, location, name) as (server, port):
         url = f"http://127.0.0.1:{port}/l/{code}"
         wrk(url, 2, args.connections)  # warm-up
         child = delivering_child(server.pid)
-        serving, delivering = cpu_of(server.pid), cpu_of(child)
+        serving, delivering, receiving = cpu_of(server.pid), cpu_of(child), cpu_of(receiver)
         run = wrk(url, args.rounds * args.seconds, args.connections)
         serving, delivering = cpu_of(server.pid) - serving, cpu_of(child) - delivering
+        receiving = cpu_of(receiver) - receiving
     return {
         "name": label,
         "rps": run["rps"],
         "serving": serving / run["requests"],
         "delivering": delivering / run["requests"],
+        "receiving": receiving / run["requests"],
     }
 
 
@@ -357,7 +360,8 @@ def main() -> int:
                 results[name] = (rounds, exact)
             for name, port in (("no endpoint", None), ("endpoint on link.clicked", receiver_port)):
                 location = str(work / f"cpu-{len(cpu_runs)}.db")
-                cpu_runs.append(cpu_run(args, work, location, seed(location, port)[0], f"cpu-{len(cpu_runs)}", name))
+                code = seed(location, port)[0]
+                cpu_runs.append(cpu_run(args, work, location, code, f"cpu-{len(cpu_runs)}", name, receiver.pid))
         paced_runs = []
         for links in () if args.standalone_only else (1, args.paced_links):
             location = str(work / f"paced-{links}.db")
@@ -376,7 +380,8 @@ def main() -> int:
     for run in cpu_runs:
         print(
             f"CPU per redirect at full load, {run['name']}: serving process {run['serving'] * 1e6:.0f} µs, "
-            f"delivering process {run['delivering'] * 1e6:.0f} µs ({run['rps']:.0f} req/s)"
+            f"delivering process {run['delivering'] * 1e6:.0f} µs, the receiver {run['receiving'] * 1e6:.0f} µs"
+            f" ({run['rps']:.0f} req/s)"
         )
     for paced in paced_runs:
         report_paced(args, paced)
