@@ -11,7 +11,6 @@ recorder's keys do: no address is stored, and none can be recomputed once the im
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -56,11 +55,7 @@ class HistoryLabels:
             self._referrer(visit.referrer),
             enrich.campaign_label(visit.campaign),
             user_agent,
-            int.from_bytes(
-                hashlib.blake2b(f"{visit.ip}\n{user_agent}".encode(), key=key, digest_size=8).digest(),
-                "big",
-                signed=True,
-            ),
+            enrich.visitor_hash(key, visit.ip, user_agent),
             int(is_bot),
         )
 
