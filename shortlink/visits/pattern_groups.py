@@ -115,13 +115,18 @@ def branches(pattern: str) -> list[str]:
 
 def fold(text: str) -> str:
     """Case-folded as far as IGNORECASE goes: every character it matches with an ASCII letter,
-    digit or punctuation folds to that character (casefold, plus the two Turkish i's)."""
+    digit or punctuation folds to that character (casefold, plus the two Turkish i's). A pattern
+    compiled to fold ASCII letters only (matomo_pattern) matches less: its candidates are a few
+    more than it needs, never fewer."""
     return text.casefold().replace("\u0131", "i").replace("i\u0307", "i")
 
 
 def matomo_pattern(pattern: str) -> re.Pattern[str]:
-    """How device-detector compiles a rule: after a word boundary of its own, ignoring case."""
-    return re.compile(BOUNDARY + "(?:" + pattern + ")", re.IGNORECASE)
+    """How device-detector compiles a rule: after a word boundary of its own, ignoring the case
+    of ASCII letters only, as PHP's PCRE does without the `u` flag. Unicode case folding would
+    also make the boundary's negated classes several times dearer to compile, once for each of
+    the thousands of model patterns an agent first makes a candidate (docs/performance.md)."""
+    return re.compile(BOUNDARY + "(?:" + pattern + ")", re.IGNORECASE | re.ASCII)
 
 
 def unchanged(text: str) -> str:

@@ -47,7 +47,7 @@ def test_lookups_by_literal_answer_as_the_alternation():
     corpus_names = names()
     assert len(corpus_names) > 1000
     for patterns in groups():
-        alternation = re.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", re.IGNORECASE)
+        alternation = re.compile(matomo.BOUNDARY + "(?:" + "|".join(patterns) + ")", re.IGNORECASE | re.ASCII)
         group = PatternGroup(patterns)
         made = {
             variant
