@@ -108,11 +108,11 @@ class PostgresServer:
         self.admin(f"CREATE DATABASE {TEMPLATE}")
         connect(self.url(TEMPLATE)).close()
 
-    def new_database(self) -> str:
-        """A fresh, migrated database of its own: a copy of the template (fast)."""
+    def new_database(self, template: str = TEMPLATE) -> str:
+        """A fresh, migrated database of its own: a copy of `template` (fast), nobody connected to it."""
         self._databases += 1
         name = f"test_{self._databases}"
-        self.admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
+        self.admin(f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
         return self.url(name)
 
     def empty_database(self) -> str:
