@@ -66,7 +66,10 @@ def request_bytes(target: Target, headers: list[tuple[str, str]], body: bytes) -
     if " " in target.path or any(_UNWRITABLE.search(line) for line in lines):
         raise ProtocolError("cannot write the request: a line break, NUL or space where none may be")
     lines.append(f"Content-Length: {len(body)}\r\n\r\n")
-    return "\r\n".join(lines).encode("latin-1") + body
+    try:
+        return "\r\n".join(lines).encode("latin-1") + body
+    except UnicodeEncodeError:
+        raise ProtocolError("cannot write the request: a character HTTP/1.1 cannot carry") from None
 
 
 class _Reading:

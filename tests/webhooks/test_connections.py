@@ -134,6 +134,11 @@ def test_a_request_with_a_line_break_or_nul_is_never_written():
     assert request_bytes(target, [("webhook-id", "evt_1")], b"{}") == (
         b"POST /hooks?a=1 HTTP/1.1\r\nwebhook-id: evt_1\r\nContent-Length: 2\r\n\r\n{}"
     )
-    for headers in ([("webhook-id", "evt_1\r\nX-Injected: 1")], [("X\nY", "1")], [("webhook-id", "a\x00b")]):
+    for headers in (
+        [("webhook-id", "evt_1\r\nX-Injected: 1")],
+        [("X\nY", "1")],
+        [("webhook-id", "a\x00b")],
+        [("webhook-id", "évt\u2028")],
+    ):
         with pytest.raises(ProtocolError, match="cannot write the request"):
             request_bytes(target, headers, b"{}")
