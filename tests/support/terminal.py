@@ -13,13 +13,21 @@ import termios
 import time
 
 
-def on_terminal(*args: str, answer: bytes = b"", columns: int = 100) -> tuple[int, str]:
-    """Run `shortlink` on a pseudo-terminal (stdin, stdout and stderr), typing `answer`."""
+def on_terminal(
+    *args: str, answer: bytes = b"", columns: int = 100, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run `shortlink` on a pseudo-terminal (stdin, stdout and stderr), typing `answer`, with
+    `env` added to this process's environment."""
     leader, follower = pty.openpty()
     # A terminal of real size: on a 0-column one progress bars have no room to draw.
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     process = subprocess.Popen(
-        [sys.executable, "-m", "shortlink", *args], stdin=follower, stdout=follower, stderr=follower, close_fds=True
+        [sys.executable, "-m", "shortlink", *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+        env={**os.environ, **(env or {})},
     )
     os.close(follower)
     if answer:
