@@ -24,6 +24,7 @@ import msgspec
 from shortlink.config import ConfigError, LoadedConfig, load_config_with_origins, unknown_environment_names
 from shortlink.storage import DatabaseUnavailable, is_postgresql, sqlite_path
 from shortlink.storage.schema import postgresql_migrations, postgresql_version, sqlite_migrations
+from shortlink.storage.sqlite import connect_read_only, integrity_and_version
 
 # Environment variables of ours that are not settings.
 NOT_SETTINGS = {"SHORTLINK_API_KEY"}  # `shortlink mcp`'s key
@@ -156,12 +157,7 @@ def check_database(path: Path, facts: dict[str, Any]) -> list[Finding]:
 
 def _check_file(path: Path, facts: dict[str, Any]) -> list[Finding]:
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
-            applied = conn.execute("PRAGMA user_version").fetchone()[0]
-        finally:
-            conn.close()
+        integrity, applied = integrity_and_version(path)
     except sqlite3.Error as exc:
         return [_problem("database", f"{path} cannot be read as SQLite: {exc}", "restore it from a backup")]
     shipped = max(number for number, _, _ in sqlite_migrations())
@@ -349,8 +345,7 @@ def _apps_and_domains(location: str) -> tuple[dict[int | None, list[Any]], list[
         path = Path(sqlite_path(location))
         if not path.is_file():
             return {}, []
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        conn.row_factory = sqlite3.Row
+        conn = connect_read_only(path)
     try:
         return apps_by_owner(conn), account_store.all_domains(conn)
     except Exception:  # no apps table yet (migrations pending): reported by the database check

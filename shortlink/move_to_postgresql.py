@@ -123,13 +123,10 @@ def _verify(source: Connection, target: PostgresConnection, counts: dict[str, in
         raise ShortlinkError("the copy differs: " + "; ".join(differing))
     now = utcnow()
     answers = 0
-    accounts = source.execute("SELECT id FROM accounts ORDER BY id").fetchall()
-    links = source.execute(
-        "SELECT account_id, public_id FROM links ORDER BY click_count DESC, id LIMIT ?", (LINKS_VERIFIED,)
-    ).fetchall()
+    accounts, links = store.verified_answers(source, LINKS_VERIFIED)
     for days, start, end in ranges(now):
         span = parse_range(days, start, end, now)
-        for (account_id,) in accounts:
+        for account_id in accounts:
             _same(
                 f"account {account_id}, days={days} from={start} to={end}",
                 account_analytics(source, account_id, span, now),

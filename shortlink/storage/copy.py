@@ -71,6 +71,16 @@ def row_count(conn: Connection, table: str) -> int:
     return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
+def verified_answers(conn: Connection, links: int) -> tuple[list[int], list[tuple[int, str]]]:
+    """What a move checks answer by answer on both sides: every account's id, and the account
+    and public id of the `links` links with the most clicks."""
+    accounts = [row[0] for row in conn.execute("SELECT id FROM accounts ORDER BY id")]
+    busiest = conn.execute(
+        "SELECT account_id, public_id FROM links ORDER BY click_count DESC, id LIMIT ?", (links,)
+    ).fetchall()
+    return accounts, [(row[0], row[1]) for row in busiest]
+
+
 def columns_of(target: PostgresConnection, table: str) -> list[str]:
     rows = target.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"

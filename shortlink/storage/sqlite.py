@@ -98,6 +98,25 @@ def connect_sqlite(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_read_only(path: str | Path) -> sqlite3.Connection:
+    """The file as it is, for looking only: nothing created, migrated or written (doctor)."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def integrity_and_version(path: str | Path) -> tuple[list[str], int]:
+    """The file's `PRAGMA integrity_check` lines (["ok"] when sound) and its schema version,
+    read only."""
+    conn = connect_read_only(path)
+    try:
+        return [row[0] for row in conn.execute("PRAGMA integrity_check")], conn.execute(
+            "PRAGMA user_version"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+
+
 def connect_reader(path: str | Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """A read-only connection to a file `connect` has already opened and migrated."""
     conn = sqlite3.connect(

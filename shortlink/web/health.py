@@ -1,49 +1,16 @@
-"""GET /healthz: 200 while the database answers and the click writer keeps up."""
+"""GET /healthz: 200 while the database answers and the click writer keeps up, else 503."""
 
 from __future__ import annotations
-
-import asyncio
-import os
-import time
 
 from litestar import get
 from litestar.di import NamedDependency
 from litestar.response import Response
 
-from shortlink.storage import accounts as account_store
+from shortlink.app import health
 from shortlink.wiring import Services
-
-HEALTH_TIMEOUT_SECONDS = 2.0
-# The writer stores the queue every flush interval. Clicks waiting this many intervals
-# (10 s at the default 100 ms) without a successful write mean it is stuck.
-CLICK_WRITER_STUCK_FLUSHES = 100
-
-
-def click_writer_problem(pending: int, last_flush_at: float, now: float, stuck_after: float) -> str | None:
-    if pending and now - last_flush_at > stuck_after:
-        return f"click writer: {pending} clicks waiting, last flush {now - last_flush_at:.1f} s ago"
-    return None
 
 
 @get("/healthz", include_in_schema=False)
 async def healthz(services: NamedDependency[Services]) -> Response:
-    # The writer first: it needs no database, and a write stuck on a lock holds the
-    # database thread, so the ping below would only time out behind it.
-    recorder = services.recorder
-    stuck_after = CLICK_WRITER_STUCK_FLUSHES * services.config.clicks.flush_interval_ms / 1000
-    problem = click_writer_problem(recorder.pending, recorder.last_flush_at, time.monotonic(), stuck_after)
-    if problem:
-        return Response({"status": "unhealthy", "reason": problem}, status_code=503)
-    try:
-        await asyncio.wait_for(services.db.write(account_store.ping), HEALTH_TIMEOUT_SECONDS)
-    except Exception as exc:
-        return Response({"status": "unhealthy", "reason": f"database: {type(exc).__name__}"}, status_code=503)
-    return Response(
-        {
-            "status": "ok",
-            "process": os.getpid(),  # which server process answered (with --workers, or behind a balancer)
-            "clicksPending": recorder.pending,
-            "clicksWritten": recorder.written,
-            "clicksDropped": recorder.dropped,
-        }
-    )
+    healthy, report = await health.check(services.db, services.recorder, services.config.clicks.flush_interval_ms)
+    return Response(report, status_code=200 if healthy else 503)

@@ -2,7 +2,7 @@ import os
 import threading
 import time
 
-from shortlink.web.health import click_writer_problem
+from shortlink.app.health import click_writer_problem
 
 STUCK_AFTER = 10.0
 

@@ -1,6 +1,7 @@
 """The layout's rules, checked on the source: no module imports another package's private
-names, no import cycle between shortlink's modules, benchmarks never import the tests, and the
-storage layer needs no `type: ignore` for the differences between its two backends."""
+names, no import cycle between shortlink's modules, benchmarks never import the tests, SQL runs
+only in the storage layer, the web doors reach storage only through the application layer, and
+the storage layer needs no `type: ignore` for the differences between its two backends."""
 
 from __future__ import annotations
 
@@ -115,3 +116,35 @@ def test_storage_needs_no_type_ignore():
         if "type: ignore" in line
     ]
     assert ignores == []
+
+
+def test_sql_runs_only_in_storage():
+    """No `execute(...)` with a statement outside shortlink/storage/ (Redis's `pipe.execute()`
+    takes none)."""
+    calls = [
+        f"{module}:{node.lineno}"
+        for module, tree in sources("shortlink").items()
+        if not module.startswith("shortlink.storage")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("execute", "executemany", "executescript")
+        and node.args
+    ]
+    assert calls == [], calls
+
+
+def test_the_doors_reach_storage_through_the_application_layer():
+    reaching = [
+        f"{module}: {ast.unparse(node)}"
+        for module, tree in sources("shortlink/web", "shortlink/dashboard", "shortlink/mcp").items()
+        for node in runtime_imports(tree)
+        if any(name.startswith("shortlink.storage") for name in imported_modules(node))
+    ]
+    assert reaching == [], reaching
+
+
+def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    return [f"{node.module}.{alias.name}" for alias in node.names] if node.module else []
