@@ -230,8 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_completion(args: argparse.Namespace) -> None:
-    # shtab is imported here, by the one command that uses it: at the top it cost every
-    # command a thirtieth of a second.
+    # shtab is imported here, by the one command that uses it: at the top every command
+    # would pay for its import.
     import shtab
 
     print(shtab.complete(build_parser(), args.shell))

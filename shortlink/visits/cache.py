@@ -17,7 +17,7 @@ from shortlink.storage import Row
 from shortlink.targeting.matcher import CompiledRules
 from shortlink.times import from_iso
 
-# What the cache may hold: some 55,000 links with URLs of a typical length, fewer with long ones.
+# What the cache may hold, in bytes: how many links that is depends on their URLs' length.
 # Under a Zipf-like spread an LRU's hit rate grows with the log of its size, and under a
 # uniform one it is small at any size that fits the server's memory (docs/performance.md).
 MAX_BYTES = 32 * 2**20

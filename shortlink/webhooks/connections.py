@@ -1,6 +1,6 @@
 """Keep-alive HTTP/1.1 connections for deliveries: a lean client over asyncio streams rather than
-httpx's pool, whose bookkeeping cost more than the requests at a thousand small POSTs a second
-(docs/benchmarks.md). Answers are read by httptools (llhttp, Node's C parser, which uvicorn
+httpx's pool, whose bookkeeping cost more than the requests themselves at the rates clicks
+bring (docs/benchmarks.md). Answers are read by httptools (llhttp, Node's C parser, which uvicorn
 reads requests with): the head, the body by length, chunks or until closed, and whether the
 connection may be kept. The request is our own values on one line each, refused if any holds a
 line break or NUL.
