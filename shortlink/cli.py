@@ -266,13 +266,19 @@ def _webhook_commands(commands) -> None:
     )
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _storage_overrides(args: argparse.Namespace) -> dict[str, Any]:
     # --db names the database whatever the file says: a URL, or a path (and then no URL).
     given_url = args.db is not None and "://" in args.db
+    return {
+        "storage_url": args.db if given_url else ("" if args.db is not None else None),
+        "storage_path": None if given_url else args.db,
+    }
+
+
+def _config(args: argparse.Namespace) -> Config:
     return load_config(
         args.config,
-        storage_url=args.db if given_url else ("" if args.db is not None else None),
-        storage_path=None if given_url else args.db,
+        **_storage_overrides(args),
         server_host=getattr(args, "host", None),
         server_port=getattr(args, "port", None),
     )
@@ -730,7 +736,7 @@ def cmd_backup(args: argparse.Namespace) -> Output:
 def cmd_doctor(args: argparse.Namespace) -> Output:
     from shortlink.doctor import diagnose
 
-    report = diagnose(args.config, os.environ, via=args.via, storage_path=args.db)
+    report = diagnose(args.config, os.environ, via=args.via, **_storage_overrides(args))
     lines = [f"configuration file: {report.config_file}"]
     width = max((len(setting.key) for setting in report.settings), default=0)
     lines += [f"  {s.key:<{width}}  {json.dumps(s.value)}  ({s.origin})" for s in report.settings]

@@ -78,6 +78,16 @@ def test_a_healthy_install_passes_and_says_where_each_setting_came_from(install,
     assert f'"date": "{facts["geoip"]["date"]}"' in human.stdout
 
 
+def test_db_names_the_database_looked_at_even_where_the_file_names_a_url(install):
+    """As for every command: `--db` wins over `[storage] url` and `path` in the file."""
+    config, database = install
+    config.write_text(config.read_text() + '[storage]\nurl = "postgresql://nobody@127.0.0.1:1/none"\n')
+    code, report = doctor(config, database)
+    assert code == 0 and report["facts"]["database"] == str(database), problems(report)
+    settings = {setting["key"]: (setting["value"], setting["origin"]) for setting in report["settings"]}
+    assert settings["[storage] url"] == ("", "command line")
+
+
 def test_the_operators_country_file_is_shown_with_its_date_and_an_old_one_is_noted(install, monkeypatch, tmp_path):
     config, database = install
     fresh = write_country_file(tmp_path / "fresh.mmdb", {"8.8.8.0/24": "US"})
