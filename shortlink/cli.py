@@ -817,9 +817,9 @@ def cmd_app_list(args: argparse.Namespace) -> Output:
     if args.all:
         found = _with_db(args, apps.all_apps)
         value = [msgspec.to_builtins(app) | {"email": email} for email, app in found]
-        return value, "\n".join(_app_line(app, email or "(service)") for email, app in found) or "no apps"
+        return {"data": value}, "\n".join(_app_line(app, email or "(service)") for email, app in found) or "no apps"
     listed = _with_db(args, lambda conn: apps.list_apps(conn, _app_owner(conn, args.email)))
-    return msgspec.to_builtins(listed), "\n".join(_app_line(app) for app in listed) or "no apps"
+    return {"data": msgspec.to_builtins(listed)}, "\n".join(_app_line(app) for app in listed) or "no apps"
 
 
 def cmd_app_remove(args: argparse.Namespace) -> Output:

@@ -133,11 +133,16 @@ def test_apps_are_registered_listed_and_named_on_their_hosts(client, auth, conn,
     )
     assert_served(client, "sho.rt", "/.well-known/apple-app-site-association", expected)
     assert_served(client, "go.example.com", "/.well-known/apple-app-site-association", compact(APPLE_EXAMPLE))
-    listed = json.loads(run_cli("app", "list", "--all", "--json", "--db", storage).stdout)
+    listed = json.loads(run_cli("app", "list", "--all", "--json", "--db", storage).stdout)["data"]
     assert [(item["id"], item["email"]) for item in listed] == [
         (app["id"], "owner@example.com"),
         (service_app["id"], None),
     ]
+    # An account's list and the service's, each in the same envelope as every CLI list.
+    owned = json.loads(run_cli("app", "list", "--email", "owner@example.com", "--json", "--db", storage).stdout)
+    assert [item["id"] for item in owned["data"]] == [app["id"]] and set(owned) == {"data"}
+    service_list = json.loads(run_cli("app", "list", "--json", "--db", storage).stdout)
+    assert [item["id"] for item in service_list["data"]] == [service_app["id"]]
     # The account's apps are not the service's: removing one needs its owner.
     refused = run_cli("app", "remove", app["id"], "--db", storage, check=False)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "no app" in refused.stderr
