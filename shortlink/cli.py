@@ -223,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _app_commands(commands)
     # `shortlink completion bash > /etc/bash_completion.d/shortlink`
-    completion = commands.add_parser("completion", help="print the shell completion script (bash, zsh, tcsh, fish)")
+    completion = commands.add_parser(
+        "completion", help=f"print the shell completion script ({', '.join(COMPLETION_SHELLS)})"
+    )
     completion.add_argument("shell", choices=COMPLETION_SHELLS, help="print shell completion script")
     completion.set_defaults(run=cmd_completion)
     return parser

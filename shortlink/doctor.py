@@ -260,7 +260,7 @@ def check_data_files(geoip_path: str, facts: dict[str, Any]) -> list[Finding]:
 def _check_country_table(path: str, facts: dict[str, Any]) -> list[Finding]:
     from shortlink.visits.countries import CountryTableError, open_table
 
-    refresh = "pip install -U iptocc, or set [geoip] path to a newer country MMDB file (README: Countries)"
+    refresh = "pip install -U iptocc, or set [geoip] path to a newer country MMDB file (docs/deployment.md: Countries)"
     try:
         table = open_table(path)
     except CountryTableError as exc:

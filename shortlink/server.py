@@ -58,7 +58,7 @@ def tune_garbage_collection() -> None:
     The visitor classifier's and the click labeller's rule tables and the app itself
     are some 150,000 objects that live as long as the process. Under load a full
     collection ran several times a minute and stalled every request in flight for
-    about as long as a whole 99th-percentile redirect budget (see Storage in the README).
+    about as long as a whole 99th-percentile redirect budget (docs/behaviour.md, Storage).
     Frozen (gc.freeze), a collection walks only what was made since.
 
     A young collection runs once the objects made exceed those freed by the threshold.

@@ -1,7 +1,7 @@
 """Is a user agent a program rather than a person? Decided from maintained published data, and
 from the shape of a person's browser for the programs no list names yet.
 
-Two sources, each kept up to date by others, together (see the README for the rates):
+Two sources, each kept up to date by others, together (docs/bots.md has the rates):
 - crawler-user-agents: the crawler-pattern list most tools share (search engines, SEO tools,
   monitors, AI crawlers, HTTP libraries);
 - Matomo's device-detector rules for bots and feed readers (as shipped in `device_detector`):

@@ -197,9 +197,14 @@ def test_a_redis_the_server_cannot_reach_is_reported(install, monkeypatch):
 def test_an_sqlite_url_is_checked_at_the_file_it_names(install, tmp_path, monkeypatch):
     config, database = install
     monkeypatch.setenv("SHORTLINK_STORAGE_URL", f"sqlite:///{database}")
-    code, report = doctor(config, tmp_path / "not-the-database.db")
+    code, output = cli_here("doctor", "--config", str(config), "--json")
+    report = json.loads(output)
     assert code == 0 and report["facts"]["database"] == str(database)
     assert report["facts"]["integrity"] == "ok"
+    # The same URL given as --db.
+    monkeypatch.delenv("SHORTLINK_STORAGE_URL")
+    code, report = doctor(config, f"sqlite:///{database}")
+    assert code == 0 and report["facts"]["database"] == str(database)
 
 
 def test_a_postgresql_install_is_checked_through_its_server(install, postgres_server, monkeypatch):

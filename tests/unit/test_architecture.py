@@ -142,9 +142,3 @@ def test_the_doors_reach_storage_through_the_application_layer():
         if any(name.startswith("shortlink.storage") for name in imported_modules(node))
     ]
     assert reaching == [], reaching
-
-
-def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    return [f"{node.module}.{alias.name}" for alias in node.names] if node.module else []
