@@ -1,5 +1,6 @@
 """The manual in docs/ names every configuration key, command and route (Datasette's
-test_docs.py does the same): a setting, command or route nobody documented fails here."""
+test_docs.py does the same): a setting, command or route nobody documented fails here; and a
+file of the project the pages name that is not there (moved or renamed) fails too."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.support import paths
 
 DOCS = paths.REPO / "docs"
 README = paths.REPO / "README.md"
+CONTRIBUTING = paths.REPO / "CONTRIBUTING.md"
 # Routes whose documented form is not their route pattern: the bio pages' catch-all routes.
 DOCUMENTED_AS = {"/{name}": "/@<handle>", "/{name}/{file}": "/@<handle>/qr."}
 
@@ -71,4 +73,20 @@ def test_every_route_is_in_the_manual(config):
             pattern = f"(/api/v1)?{pattern.removeprefix(re.escape('/api/v1'))}"
         if not re.search(f"`[A-Z ]*{pattern}", text) and not re.search(pattern + r"[`\s)]", text):
             missing.append(path)
+    assert missing == [], missing
+
+
+def test_every_file_the_pages_name_exists():
+    """`tests/visitors/test_visitor_faults.py`, `visits/respond.py` (under shortlink/),
+    `deploy/shortlink.service` (under docs/): a path in backquotes is one of the project's files.
+    Absolute paths (/etc/…, URL paths) and placeholders (NNNN) are not."""
+    missing = []
+    for page in [README, CONTRIBUTING, *sorted(DOCS.glob("*.md"))]:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for found in re.finditer(r"`([\w.-]+/[\w./-]+\.(?:py|sql|html|js|css|toml|json|md|service|timer))`", line):
+                path = found.group(1)
+                if path.startswith(".") or "NNNN" in path:
+                    continue
+                if not any((base / path).exists() for base in (paths.REPO, paths.REPO / "shortlink", DOCS)):
+                    missing.append(f"{page.name}:{number}: {path}")
     assert missing == [], missing
