@@ -79,14 +79,16 @@ def test_endpoints_log_test_replay_and_the_disabled_notice(server, browser):
         assert status == 201, body
         wait_for(lambda: receiver.count() >= 1, what="link.created")
         assert receiver.received[0].verified_by == [secret]
-        wait_for_text(page, hook_url, "link.created")
+        # The attempt is recorded once its answer is read, after the receiver counted it; and the
+        # page names the endpoint's events above its log: wait for the log's row.
+        wait_for_text(page, hook_url, "<code>link.created</code>")
         assert "thanks" in page.content()
 
         page.get_by_role("button", name="Send a test event").click()
         page.get_by_text("A test event is on its way").wait_for()
         wait_for(lambda: receiver.count() >= 2, what="the test event")
         assert receiver.types()[-1] == "webhook.test"
-        wait_for_text(page, hook_url, "webhook.test")
+        wait_for_text(page, hook_url, "<code>webhook.test</code>")
         page.get_by_role("button", name=f"Replay {receiver.received[0].headers['webhook-id']}").click()
         page.get_by_text("Queued again").wait_for()
         wait_for(lambda: receiver.count() >= 3, what="the replay")
