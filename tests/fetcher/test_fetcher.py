@@ -37,7 +37,14 @@ from tests.conftest import SHORT_HOST, run_cli
 from tests.support.helpers import serve_in_background, store_link
 
 WAIT_SECONDS = 10.0
-FETCHING = {"fetcher_enabled": True, "fetcher_allow_private_addresses": True}
+# The fetcher resolves the service's own hosts before each fetch (never to fetch itself): a short
+# host /etc/hosts answers for, since a DNS lookup of sho.rt waits on a server outside the test
+# (one lost packet is glibc's 5-s retry, the whole fetch's timeout).
+FETCHING = {
+    "fetcher_enabled": True,
+    "fetcher_allow_private_addresses": True,
+    "links_short_host": "http://localhost:8000",
+}
 
 
 @dataclass
