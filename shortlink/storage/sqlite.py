@@ -110,9 +110,8 @@ def integrity_and_version(path: str | Path) -> tuple[list[str], int]:
     read only."""
     conn = connect_read_only(path)
     try:
-        return [row[0] for row in conn.execute("PRAGMA integrity_check")], conn.execute(
-            "PRAGMA user_version"
-        ).fetchone()[0]
+        integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+        return integrity, conn.execute("PRAGMA user_version").fetchone()[0]
     finally:
         conn.close()
 
