@@ -312,6 +312,26 @@ def renew(conn: Connection, delivery_ids: Sequence[int], until_ms: int) -> None:
     )
 
 
+def still_there(conn: Connection, endpoint_ids: Sequence[int], delivery_ids: Sequence[int]) -> set[int]:
+    """Which of a round's deliveries still exist, their endpoint and themselves kept until the
+    transaction ends: an endpoint deleted while the round sent (its deliveries went with it)
+    has no attempt to record. On PostgreSQL the rows are locked FOR KEY SHARE, endpoints first
+    as a delete's cascade takes them, so a delete that comes now waits for the settling rather
+    than failing its foreign keys; one that came first is seen gone."""
+    if not delivery_ids:
+        return set()
+    lock = " FOR KEY SHARE" if on_postgres(conn) else ""
+    endpoints = sorted(set(endpoint_ids))
+    marks = ", ".join("?" * len(endpoints))
+    conn.execute(
+        f"SELECT id FROM webhook_endpoints WHERE id IN ({marks}) ORDER BY id{lock}", tuple(endpoints)
+    ).fetchall()
+    ids = sorted(set(delivery_ids))
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(f"SELECT id FROM webhook_deliveries WHERE id IN ({marks}) ORDER BY id{lock}", tuple(ids))
+    return {row[0] for row in rows}
+
+
 def release(conn: Connection, delivery_ids: Sequence[int]) -> None:
     """Give claimed deliveries back unsent (a round's time ran out, or one before them failed)."""
     if delivery_ids:

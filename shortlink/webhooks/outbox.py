@@ -253,8 +253,14 @@ def renew(conn: Connection, delivery_ids: Sequence[int], until_ms: int) -> None:
 def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]], released: Sequence[int] = ()) -> int:
     """The attempts of a round, in one transaction: successes recorded together (a statement
     each for the log, the deliveries and their endpoints), each failure as `settle` does; the
-    deliveries claimed but not sent given back. Returns how many endpoints were disabled."""
+    deliveries claimed but not sent given back. The attempts of a delivery deleted meanwhile
+    (its endpoint deleted by its account) are dropped, every other one kept: one account's
+    change never makes another's events go out again. Returns how many endpoints were disabled."""
     with transaction(conn):
+        kept = store.still_there(
+            conn, [due["endpoint_id"] for due, _, _ in settled], [due["delivery_id"] for due, _, _ in settled]
+        )
+        settled = [entry for entry in settled if entry[0]["delivery_id"] in kept]
         succeeded = [(due, outcome, at) for due, outcome, at in settled if outcome.ok]
         store.record_attempts(conn, [_attempt(due, outcome, at) for due, outcome, at in succeeded])
         store.settle_successes(conn, [(due["attempts"] + 1, at, due["delivery_id"]) for due, _, at in succeeded])
