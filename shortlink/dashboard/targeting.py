@@ -19,7 +19,7 @@ from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.targeting.describe import action_text
-from shortlink.targeting.schema import Condition, Rewrite, Rule, RulesDocument, SimulatedVisit, Variant
+from shortlink.targeting.schema import MAX_RULES, Condition, Rewrite, Rule, RulesDocument, SimulatedVisit, Variant
 from shortlink.targeting.validate import CONDITION_TYPES
 from shortlink.wiring import Services
 
@@ -34,6 +34,7 @@ CONDITION_LABELS = {
     "referrerHost": "Referrer host (news.ycombinator.com)",
 }
 _RULE_INDEX = re.compile(r"rules\[(\d+)\]")
+_CARD_FIELD = re.compile(r"r(\d{1,6})-[A-Za-z]+")
 
 
 def _values(text: str) -> list[str]:
@@ -86,10 +87,19 @@ def rule_from_form(form: Mapping[str, Any], index: int) -> Rule | None:
     return Rule(conditions=conditions, url=url)
 
 
+def card_indexes(form: Mapping[str, Any]) -> list[int]:
+    """The indexes of the cards the form sent, in order: read from its field names, never from a
+    number the client states (a loop over a stated count would hold the event loop for as long
+    as the client likes). At most one card more than the rule limit: the blank one."""
+    indexes = sorted({int(found.group(1)) for name in form if (found := _CARD_FIELD.fullmatch(name))})
+    if len(indexes) > MAX_RULES + 1:
+        raise ValidationError("rules", f"at most {MAX_RULES} rules (the form sent {len(indexes)} rule cards)")
+    return indexes
+
+
 def document_from_form(form: Mapping[str, Any], op: str) -> RulesDocument:
     """The cards in order, the operation applied (up-N, down-N, delete-N), and the limits."""
-    count = int(forms.text(form, "count") or 0) if forms.text(form, "count").isdigit() else 0
-    rules = [rule for index in range(count + 1) if (rule := rule_from_form(form, index)) is not None]
+    rules = [rule for index in card_indexes(form) if (rule := rule_from_form(form, index)) is not None]
     kind, _, number = op.partition("-")
     if number.isdigit() and int(number) < len(rules):
         at = int(number)

@@ -100,3 +100,34 @@ def test_try_as_a_visitor_and_the_clicks_per_rule(make_client, conn):
         portal.call(client.app.state.services.recorder.flush)
     stats = client.get(editor).text
     assert '<meter min="0" max="3" value="3"' in stats and "Rule 1" in stats
+
+
+def test_the_editor_reads_the_cards_the_form_sent_not_a_count_it_states(make_client, conn):
+    """Every card the form sent is read, whatever a `count` field says (a stated count of ten
+    million once held the event loop for 100 s); more cards than the rule limit are refused."""
+    client = signed_in(make_client, conn)
+    link_id = create_link(client, originalUrl="https://example.com/landing")
+    editor = f"/links/{link_id}/rules"
+    cards = {
+        "r0-country": "DE",
+        "r0-url": "https://example.com/de",
+        "r7-country": "FR",
+        "r7-url": "https://example.com/fr",
+        "r9-url": "",  # a blank card, as the "Add a rule" one is
+    }
+    for count in ("0", "10000000", "9" * 100, "-1", "x"):
+        saved = post(client, editor, {**cards, "count": count, "op": "save"}, page=editor)
+        assert saved.status_code == 303, (count, saved.text)
+        urls = [rule.url for rule in rules_of(client, link_id).rules]
+        assert urls == ["https://example.com/de", "https://example.com/fr"], count
+    too_many = {f"r{index}-url": f"https://example.com/{index}" for index in range(52)}
+    refused = post(client, editor, {**too_many, "op": "save"}, page=editor)
+    assert refused.status_code == 400
+    assert "rules: at most 50 rules (the form sent 52 rule cards)" in html.unescape(refused.text)
+    assert 'role="alert"' in refused.text
+    # Fifty rules and the blank card: what the page itself sends when the document is full.
+    full = {f"r{index}-country": "DE" for index in range(50)}
+    full |= {f"r{index}-url": f"https://example.com/{index}" for index in range(50)} | {"r50-url": ""}
+    assert post(client, editor, {**full, "op": "save"}, page=editor).status_code == 303
+    assert len(rules_of(client, link_id).rules) == 50
+    assert "rules: at most" not in client.get(editor).text
