@@ -3,6 +3,7 @@ import threading
 import time
 
 from shortlink.app.health import click_writer_problem
+from tests.support.helpers import wait_for
 
 STUCK_AFTER = 10.0
 
@@ -40,23 +41,18 @@ def test_healthz_fails_while_the_click_writer_cannot_commit_and_recovers_after(m
         "shortCode"
     ]
     assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302  # the link is cached now
-    deadline = time.monotonic() + 5
-    while conn.execute("SELECT count(*) FROM clicks").fetchone()[0] < 1:
-        assert time.monotonic() < deadline, "the first click was not written"
-        time.sleep(0.01)
+    wait_for(lambda: conn.execute("SELECT count(*) FROM clicks").fetchone()[0] >= 1, 5, "the first click to be written")
     conn.execute("BEGIN IMMEDIATE")  # another process holds the write lock: no batch can commit
     try:
         assert client.get(f"/l/{code}", follow_redirects=False).status_code == 302
-        time.sleep(1.2)
-        response = client.get("/healthz")
+        response = wait_for(
+            lambda: "click writer" in (answer := client.get("/healthz")).text and answer, 10, "the writer to be stuck"
+        )
         assert response.status_code == 503, response.text
         assert response.json()["reason"].startswith("click writer: 1 clicks waiting")
     finally:
         conn.execute("ROLLBACK")
-    deadline = time.monotonic() + 5
-    while (response := client.get("/healthz")).status_code != 200:
-        assert time.monotonic() < deadline, response.text
-        time.sleep(0.05)
+    response = wait_for(lambda: (answer := client.get("/healthz")).status_code == 200 and answer, 5, "a 200")
     assert response.json()["clicksPending"] == 0
     assert conn.execute("SELECT count(*) FROM clicks").fetchone()[0] == 2
 

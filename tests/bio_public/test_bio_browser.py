@@ -23,7 +23,16 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
 from shortlink.storage.sqlite import SqliteDatabase
 from tests.support.accessibility import axe_violations, light_and_dark_problems
-from tests.support.browser import VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, keep_screenshot, phone
+from tests.support.browser import (
+    VIDEO,
+    VISIBLE_WITHIN_MS,
+    api,
+    chromium,
+    destination_site,
+    keep_screenshot,
+    phone,
+    wait_for_page,
+)
 from tests.support.helpers import wait_for
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_BOT, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
@@ -155,9 +164,9 @@ def test_phones_tap_a_button_and_land_on_the_app_opening_path(servers, browser):
     page.on("response", lambda response: locations.append(response.headers.get("location", "")))
     try:
         page.get_by_text("My new video").click(timeout=5_000)
-        page.wait_for_timeout(500)
     except Exception:  # the intent:// navigation itself fails in a browser without the app
         pass
+    wait_for_page(page, lambda: any(locations), 5, "the answer to the tap")
     intent = next(location for location in locations if location)
     assert intent.startswith("intent://www.youtube.com/watch?v=dQw4w9WgXcQ#Intent;")
     assert "package=com.google.android.youtube;" in intent

@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from contextlib import closing
 
 import pytest
@@ -22,7 +21,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage.sqlite import backup
 from shortlink.times import utcnow
 from tests.conftest import SHORT_HOST, run_cli
-from tests.support.helpers import cli_here
+from tests.support.helpers import cli_here, wait_for
 from tests.support.terminal import on_terminal
 
 EMAIL = "cli@example.com"
@@ -209,11 +208,11 @@ def test_ctrl_c_stops_demo_seed_between_batches_keeping_what_was_written(db_path
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None:
-        if db_path.exists() and count_clicks(db_path) > 0:  # the first batch is committed
-            break
-        time.sleep(0.5)
+    wait_for(
+        lambda: process.poll() is not None or (db_path.exists() and count_clicks(db_path) > 0),
+        240,
+        "the first batch to be committed",
+    )
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130 and stdout == ""

@@ -100,7 +100,7 @@ def test_a_sign_in_checked_against_the_old_password_does_not_outlive_the_change(
         session_store.set_password_hash(conn, account_id, password_hash(OTHER_PASSWORD))
         session_store.delete_sessions_of(conn, account_id)
         racing.start()
-        time.sleep(0.5)
+        time.sleep(0.5)  # a pause, not a wait: the sign-in reads the old hash meanwhile (no hook shows it)
     racing.join()
     assert answers == [401]
     assert conn.execute("SELECT count(*) FROM dashboard_sessions").fetchone()[0] == 0
@@ -142,7 +142,18 @@ def test_non_ascii_cookies_and_csrf_tokens_are_refused_not_crashed_on(make_clien
     assert signed_in_post.status_code == 403 and "This form has expired" in signed_in_post.text
 
 
-@pytest.mark.parametrize("host", ["example.com:abc", "example.com:99999", "sho.rt:0x50"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "example.com:abc",
+        "example.com:99999",
+        "sho.rt:0x50",
+        # Past int()'s 4,300 digits: a ValueError, once a 500.
+        "sho.rt:" + "9" * 4301,
+        "sho.rt:" + "0" * 4400 + "80",
+        "[::1]:" + "1" * 5000,
+    ],
+)
 def test_a_host_header_with_a_bad_port_is_a_400(client, new_key, host):
     code = make_link(client, new_key())["shortCode"]
     headers = {"Host": host, "User-Agent": INSTAGRAM_ANDROID}

@@ -20,7 +20,7 @@ from shortlink.storage.sqlite import SqliteDatabase
 from shortlink.visits.click import Click
 from shortlink.visits.recorder import ClickRecorder
 from shortlink.wiring import forget_raw_clicks
-from tests.support.helpers import store_link
+from tests.support.helpers import store_link, wait_for_async
 from tests.support.load import assert_rollups_match_raw_clicks
 
 UA = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
@@ -125,10 +125,7 @@ async def written(recorder: ClickRecorder, count: int, seconds: float = 10) -> N
     """Wait for the writer task to have stored `count` clicks and taken them off its queue
     (generous: the suite's other servers may load the machine). Both: the store counts
     them a loop iteration before the flush that awaited it takes them off the queue."""
-    deadline = time.monotonic() + seconds
-    while (recorder.written, recorder.pending) != (count, 0) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert (recorder.written, recorder.pending) == (count, 0)
+    await wait_for_async(lambda: (recorder.written, recorder.pending) == (count, 0), seconds, f"{count} clicks written")
 
 
 async def test_the_writer_task_flushes_on_its_own_when_a_batch_is_full(database, db_path, links):
@@ -174,14 +171,14 @@ async def test_clicks_of_a_deleted_link_are_dropped_without_failing_the_batch(da
     assert count(db_path, f"SELECT count(*) FROM clicks WHERE link_id = {links[0][0]}") == 3
 
 
-async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links):
+async def test_a_failing_write_keeps_the_batch_for_the_next_tick(database, db_path, links, caplog):
     recorder = ClickRecorder(database, ClicksConfig(flush_interval_ms=20))
     conn = connect(db_path)
     conn.execute("ALTER TABLE click_rows RENAME TO clicks_away")  # a real failure of the writer's INSERT
     await recorder.start()
     for _ in range(5):
         recorder.record(click(links[0]))
-    await asyncio.sleep(0.2)
+    await wait_for_async(lambda: caplog.text.count("could not write 5 queued clicks") >= 2, 10, "two failed writes")
     assert (recorder.pending, recorder.written) == (5, 0)  # failed, kept, task still alive
     conn.execute("ALTER TABLE clicks_away RENAME TO click_rows")
     conn.close()
@@ -243,9 +240,7 @@ async def test_a_days_key_is_gone_once_the_day_can_receive_no_more_clicks(databa
     # An idle writer forgets too: nothing queued, the clock past the day.
     clock[0] = midnight + 86_400 + 1
     await recorder.start()
-    deadline = time.monotonic() + 10
-    while recorder._day_keys and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
+    await wait_for_async(lambda: not recorder._day_keys, 10, "the day's keys to be forgotten")
     await recorder.stop()
     assert recorder._day_keys == {}
 
@@ -331,7 +326,7 @@ async def test_stop_ends_the_writer_even_when_a_click_wakes_it_at_that_moment(da
     # waited for the writer forever (a test's app shutdown hung that way).
     recorder = ClickRecorder(database, ClicksConfig(batch_size=1, flush_interval_ms=60_000))
     await recorder.start()
-    await asyncio.sleep(0.05)  # the writer is waiting for work
+    await asyncio.sleep(0.05)  # a pause, not a wait: the writer has started waiting for work by then (no hook shows it)
     recorder.record(click(links[0]))  # a full batch: wakes it
     stopping = asyncio.create_task(recorder.stop())
     done, _ = await asyncio.wait({stopping}, timeout=30)  # milliseconds when it works; 60 s when not

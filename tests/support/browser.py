@@ -170,10 +170,13 @@ def sign_in_with_chromium(page, server: LiveServer, email: str, password: str) -
 
 def wait_for_text(page, url: str, text: str, timeout: float = 15) -> None:
     """Reload until the page shows `text` (clicks are written in batches, shortly after)."""
+    wait_for_page(page, lambda: page.goto(url) is not None and text in page.content(), timeout, f"{text!r} on {url}")
+
+
+def wait_for_page(page, condition: Callable[[], object], timeout: float = 15, what: str = "the page") -> None:
+    """`wait_for` for a page: Playwright hands the page its events only inside its own calls, so
+    the pause between looks is the page's own wait."""
     deadline = time.monotonic() + timeout
-    while True:
-        page.goto(url)
-        if text in page.content():
-            return
-        assert time.monotonic() < deadline, f"{text!r} never appeared on {url}"
-        page.wait_for_timeout(200)
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        page.wait_for_timeout(100)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import io
 import socketserver
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import TypeVar, cast
 
 from litestar.testing import TestClient
 
@@ -37,21 +40,40 @@ def store_link(
     )
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "the condition") -> None:
-    """Poll until `condition()` holds (generously bounded: never a timing assertion)."""
+T = TypeVar("T")
+POLL_SECONDS = 0.02
+
+
+def wait_for(condition: Callable[[], T], timeout: float = 60.0, what: str = "the condition") -> T:
+    """Poll until `condition()` is true and return what it gave (generously bounded: never a
+    timing assertion). The suite's one way to wait for something another thread or process does."""
     deadline = time.monotonic() + timeout
-    while not condition():
+    while not (result := condition()):
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
+    return result
+
+
+async def wait_for_async(
+    condition: Callable[[], T | Awaitable[T]], timeout: float = 60.0, what: str = "the condition"
+) -> T:
+    """`wait_for` inside a test's event loop, for a condition that may be awaited: the loop runs
+    other tasks between looks."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return cast(T, result)
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        await asyncio.sleep(POLL_SECONDS)
 
 
 def wait_for_domain(client: TestClient, host: str, timeout: float = 5.0) -> None:
     """A domain connected by another process (the CLI) reaches the server within a second."""
     hosts = client.app.state.services.hosts
-    deadline = time.monotonic() + timeout
-    while not hosts.is_ours(host):
-        assert time.monotonic() < deadline, f"the server never noticed {host}"
-        time.sleep(0.05)
+    wait_for(lambda: hosts.is_ours(host), timeout, f"the server to notice {host}")
 
 
 def error_of(response):
@@ -90,17 +112,13 @@ def outside_changes_watched(client, rounds: int = 2) -> None:
     """Until the app's watcher of outside changes (wiring.Services) has looked `rounds` more
     times: two make one full look after whatever was committed before the call."""
     services = client.app.state.services
-    target, deadline = services.outside_checks + rounds, time.monotonic() + 10
-    while services.outside_checks < target:
-        assert time.monotonic() < deadline, "the watcher of outside changes never looked"
-        time.sleep(0.02)
+    target = services.outside_checks + rounds
+    wait_for(lambda: services.outside_checks >= target, 10, "the watcher of outside changes to look")
 
 
 def outside_changes_seen(client, conn) -> None:
     """Until the app's watcher has seen the database's counter of changes to what it caches as
     it is now (and so emptied its caches after them)."""
     services = client.app.state.services
-    now, deadline = account_store.data_version(conn), time.monotonic() + 10
-    while services.data_version != now:
-        assert time.monotonic() < deadline, "the watcher never saw the change"
-        time.sleep(0.02)
+    now = account_store.data_version(conn)
+    wait_for(lambda: services.data_version == now, 10, "the watcher to see the change")

@@ -101,7 +101,7 @@ def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
                 self.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
                 self.close_connection = True
             elif receiver.mode == "slow":
-                time.sleep(receiver.delay)
+                time.sleep(receiver.delay)  # a pause, not a wait: a receiver slow to answer
                 self._send(200, b"late")
             elif receiver.mode == "huge":
                 self.send_response(200)
@@ -110,7 +110,7 @@ def running_receiver(*, keep_alive: bool = False) -> Iterator[Receiver]:
                 try:
                     for _ in range(100_000):  # 6.4 GB if nobody stopped reading
                         self.wfile.write(b"x" * 65536)
-                        time.sleep(0.001)
+                        time.sleep(0.001)  # a pause, not a wait: a body that drips
                 except OSError:
                     pass
             else:

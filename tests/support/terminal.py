@@ -34,7 +34,7 @@ def on_terminal(
         os.write(leader, answer)
     output = b""
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # reading what it prints as it comes: not a wait
         ready, _, _ = select.select([leader], [], [], 1)
         if ready:
             try:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from shortlink.storage import connect
+from tests.support.helpers import wait_for
 from tests.support.load import assert_rollups_match_raw_clicks
 from tests.system.test_many_processes import INVALIDATION_SECONDS, api, start_together, visit_status
 from throwaway.live_server import LiveServer
@@ -52,10 +53,7 @@ def count(storage: str, sql: str, *parameters) -> int:
 
 
 def wait_for_clicks(storage: str, expected: int) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while (found := count(storage, "SELECT count(*) FROM clicks")) < expected:
-        assert time.monotonic() < deadline, f"{found} of {expected} clicks written"
-        time.sleep(0.1)
+    wait_for(lambda: count(storage, "SELECT count(*) FROM clicks") >= expected, WAIT_SECONDS, f"{expected} clicks")
 
 
 def test_a_bulk_delete_of_a_thousand_links_takes_their_history_and_stops_them_everywhere_at_once(pair):
@@ -82,10 +80,7 @@ def test_a_bulk_delete_of_a_thousand_links_takes_their_history_and_stops_them_ev
     assert status == 200 and [item["status"] for item in answer["data"]] == [200] * LINKS
     # The other process stops them at once (within the second Redis takes to tell it), every
     # cached one: once the first is gone there, so are the rest.
-    deadline = time.monotonic() + INVALIDATION_SECONDS
-    while (answered := visit_status(b, visited[0])) != 404:
-        assert time.monotonic() < deadline, f"{visited[0]} still {answered} on the other process"
-        time.sleep(0.02)
+    wait_for(lambda: visit_status(b, visited[0]) == 404, INVALIDATION_SECONDS, f"{visited[0]} gone elsewhere")
     assert [visit_status(b, code) for code in visited[:-1]] == [404] * VISITED
     assert [visit_status(a, code) for code in visited[:-1]] == [404] * VISITED
     assert visit_status(b, kept_code) == 302 and visit_status(a, kept_code) == 302

@@ -17,13 +17,13 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import trustme
 
 from tests.support import paths
+from tests.support.helpers import wait_for
 from tests.support.visitors import INSTAGRAM_IOS, IPHONE
 from throwaway.debian import find_or_install
 from throwaway.live_server import LiveServer, free_port
@@ -102,16 +102,17 @@ def server(tmp_path_factory):
 
 
 def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if process.poll() is not None:
             pytest.fail(f"the proxy exited: {log.read_text(errors='replace') if log.exists() else ''}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
         except OSError:
-            time.sleep(0.1)
-    pytest.fail("the proxy did not start listening")
+            return False
+        return True
+
+    wait_for(listening, 30, "the proxy to listen")
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,6 +13,7 @@ import pytest
 
 from shortlink.storage import connect
 from tests.conftest import bearer
+from tests.support.helpers import wait_for
 from throwaway.live_server import LiveServer
 from throwaway.redis_server import RedisServer
 
@@ -84,11 +84,8 @@ def test_a_cap_of_1000_human_clicks_holds_exactly_across_two_processes(pair):
     # The click writers of both processes store exactly the human clicks that reached the link.
     conn = connect(a.db)
     try:
-        deadline = time.monotonic() + 60
         query = "SELECT human_clicks FROM link_rules WHERE link_id = (SELECT id FROM links WHERE public_id = ?)"
-        while (stored := conn.execute(query, (link["id"],)).fetchone()[0]) < CAP:
-            assert time.monotonic() < deadline, stored
-            time.sleep(0.2)
-        assert stored == CAP
+        wait_for(lambda: conn.execute(query, (link["id"],)).fetchone()[0] >= CAP, 60, "the capped clicks to be stored")
+        assert conn.execute(query, (link["id"],)).fetchone()[0] == CAP
     finally:
         conn.close()

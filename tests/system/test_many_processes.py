@@ -83,9 +83,7 @@ def seconds_until(server: LiveServer, code: str, status: int) -> float:
 
 def seconds_until_seen(observe: Callable[[], object], wanted: Callable[[Any], bool]) -> float:
     started = time.monotonic()
-    while not wanted(seen := observe()):
-        assert time.monotonic() - started < INVALIDATION_SECONDS, f"still {seen!r} after {INVALIDATION_SECONDS} s"
-        time.sleep(0.02)
+    wait_for(lambda: wanted(observe()), INVALIDATION_SECONDS, "the change to be seen")
     return time.monotonic() - started
 
 
@@ -277,10 +275,12 @@ def test_sigkill_of_one_process_under_load_loses_at_most_its_unflushed_batch_and
 def process_ids(server: LiveServer, wanted: int, timeout: float = 120) -> set[int]:
     """The processes seen answering /healthz, until `wanted` have (workers start one by one)."""
     seen: set[int] = set()
-    deadline = time.monotonic() + timeout
-    while len(seen) < wanted and time.monotonic() < deadline:
+
+    def all_seen() -> bool:
         seen.add(json.loads(server.request("GET", "/healthz")[1])["process"])
-        time.sleep(0.01)
+        return len(seen) >= wanted
+
+    wait_for(all_seen, timeout, f"{wanted} processes to answer")
     return seen
 
 
@@ -339,10 +339,7 @@ def test_with_redis_a_process_keeps_its_cache_when_others_commit_and_forgets_wha
         assert caches[client].get(code) is not ..., "a commit that changed no link cleared the cache"
 
     assert first.patch(f"/api/v1/links/{created['id']}", headers=auth, json={"isActive": False}).status_code == 200
-    deadline = time.monotonic() + INVALIDATION_SECONDS
-    while caches[second].get(code) is not ...:
-        assert time.monotonic() < deadline, "the change never reached the other process"
-        time.sleep(0.01)
+    wait_for(lambda: caches[second].get(code) is ..., INVALIDATION_SECONDS, "the change to reach the other process")
     outside_changes_watched(alone)
     for client in (second, alone):
         assert client.get(f"/l/{code}", follow_redirects=False).status_code == 404

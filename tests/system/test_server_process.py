@@ -42,9 +42,9 @@ while True:
         urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
         break
     except OSError:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline:  # this script runs without the suite's helpers: not a wait
             raise
-        time.sleep(0.05)
+        time.sleep(0.05)  # a pause, not a wait: this script runs without the suite's helpers
 try:
     urllib.request.urlopen(f"http://127.0.0.1:{port}/l/nothing")
 except urllib.error.HTTPError as missing:  # read through the loop's point reader

@@ -6,6 +6,7 @@ the storage layer needs no `type: ignore` for the differences between its two ba
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -142,3 +143,24 @@ def test_the_doors_reach_storage_through_the_application_layer():
         if any(name.startswith("shortlink.storage") for name in imported_modules(node))
     ]
     assert reaching == [], reaching
+
+
+WAIT_HELPERS = {"tests/support/helpers.py", "tests/support/browser.py"}
+# A sleep of a fixed time, a page's fixed wait, or a loop of one's own against a clock.
+FIXED_WAIT = re.compile(r"time\.sleep\(|asyncio\.sleep\((?!0\))|\.wait_for_timeout\(|[<>] *deadline\b")
+PAUSE = "not a wait"
+
+
+def test_tests_wait_for_conditions_through_one_helper():
+    """Every test waits for a condition through `wait_for` (or its async and page forms): a fixed
+    sleep is either too short under load or time lost. A pause that no condition can replace (a
+    slow receiver, giving what must not happen its time) says so on its line."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        if name in WAIT_HELPERS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if FIXED_WAIT.search(line) and PAUSE not in line:
+                found.append(f"{name}:{number}: {line.strip()}")
+    assert found == [], found

@@ -17,7 +17,17 @@ import pytest
 from shortlink.accounts import service as accounts
 from shortlink.storage import connect
 from tests.support.accessibility import light_and_dark_problems
-from tests.support.browser import VIDEO, VISIBLE_WITHIN_MS, api, chromium, destination_site, keep_screenshot, phone
+from tests.support.browser import (
+    VIDEO,
+    VISIBLE_WITHIN_MS,
+    api,
+    chromium,
+    destination_site,
+    keep_screenshot,
+    phone,
+    wait_for_page,
+)
+from tests.support.helpers import wait_for
 from tests.support.visitors import ANDROID_CHROME, FACEBOOK_ANDROID, INSTAGRAM_IOS, IPHONE
 from throwaway.live_server import LiveServer
 
@@ -107,10 +117,8 @@ def test_iphone_is_offered_the_app_and_falls_back_to_the_website(setup, browser)
     page.goto(f"{server.base_url}/l/video", wait_until="commit")
     # Polled: the page's own attempt to open youtube:// aborts a navigation, which
     # Playwright's navigation waits report as an error.
-    deadline = started + 10
-    while page.url != VIDEO and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-    assert page.url == VIDEO and time.monotonic() - started >= 2.0
+    wait_for_page(page, lambda: page.url == VIDEO, 10, "the website")
+    assert time.monotonic() - started >= 2.0
     page.wait_for_load_state()
     assert page.title() == "Destination"
     context.close()
@@ -143,7 +151,7 @@ def test_in_app_browser_page_offers_the_app_the_browser_and_the_website(setup, b
     escape = page.get_by_text("Open in browser").get_attribute("href")
     assert escape == f"x-safari-https://127.0.0.1:{server.port}/l/video?iab=1"
     keep_screenshot(page, "in-app-interstitial")
-    time.sleep(3)
+    page.wait_for_timeout(3_000)  # a pause, not a wait: what must not happen has had its time
     assert page.url.startswith(server.base_url)  # never opens anything by itself
     context.close()
 
@@ -161,15 +169,12 @@ def test_android_in_app_page_offers_the_app_the_browser_and_the_website(setup, b
     assert escape == f"intent://127.0.0.1:{server.port}/l/video?iab=1#Intent;scheme=https;end"
     assert page.get_by_text("Continue", exact=True).get_attribute("href") == VIDEO
     keep_screenshot(page, "android-in-app-interstitial")
-    time.sleep(2)
+    page.wait_for_timeout(2_000)  # a pause, not a wait: what must not happen has had its time
     assert page.url.startswith(server.base_url)  # nothing opens before a tap
     # The app is not installed here: after a tap the page goes on to the fallback itself
     # (Meta's webviews ignore the intent's own fallback).
     page.get_by_text("Open in app", exact=True).click(no_wait_after=True)
-    deadline = time.monotonic() + 10
-    while page.url != VIDEO and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-    assert page.url == VIDEO
+    wait_for_page(page, lambda: page.url == VIDEO, 10, "the fallback")
     context.close()
 
 
@@ -191,7 +196,7 @@ def test_visitor_pages_are_real_pages_on_a_phone(setup, browser):
     server, _, expires_at = setup
     context = phone(browser, IPHONE)
     page = context.new_page()
-    time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
+    wait_for(lambda: time.time() > expires_at + 0.1, 10, 'the "expiring" link to expire')
     for code, status, text, shot in [
         ("locked", 200, "password", "password"),
         ("paused", 404, "unavailable", "paused"),
@@ -265,7 +270,7 @@ def without_page_scripts(route):
 
 def test_every_visitor_page_passes_axe_on_a_375px_phone_light_and_dark(setup, browser):
     server, _, expires_at = setup
-    time.sleep(max(0.0, expires_at - time.time() + 0.1))  # let the "expiring" link expire
+    wait_for(lambda: time.time() > expires_at + 0.1, 10, 'the "expiring" link to expire')
     problems = []
     for name, user_agent, code, status in VISITOR_PAGES:
         context = phone(browser, user_agent, viewport={"width": 375, "height": 812})

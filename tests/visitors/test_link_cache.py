@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import time
 import tracemalloc
 
 from redis.asyncio import Redis
@@ -12,6 +10,7 @@ from redis.asyncio import Redis
 from shortlink.links.platforms import Platform
 from shortlink.visits.cache import LinkCache, VisitTarget, entry_size
 from shortlink.visits.invalidation import LinkChanges
+from tests.support.helpers import wait_for_async
 
 
 def target(number: int, url: str = "https://example.com/") -> VisitTarget:
@@ -117,10 +116,7 @@ def test_discard_and_clear():
 
 
 async def wait_until(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "never happened"
-        await asyncio.sleep(0.02)
+    await wait_for_async(condition, timeout, "the change to reach every process")
 
 
 async def test_a_change_published_by_one_process_is_forgotten_by_every_other(redis_server):

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 import pytest
 
 from shortlink.visits.password_entry import attempt_key
 from tests.support.countries import write_country_file
+from tests.support.helpers import wait_for
 from tests.support.visitors import DESKTOP, make_link
 from throwaway.live_server import LiveServer
 
@@ -44,8 +44,8 @@ class Server:
 
     def countries(self, code: str, expected: int) -> list[str]:
         """Countries of the link's clicks, once the writer has stored `expected` of them."""
-        deadline = time.time() + 10
-        while True:
+
+        def stored() -> list[str]:
             db = sqlite3.connect(self.live.db)
             try:
                 rows = db.execute(
@@ -55,9 +55,10 @@ class Server:
                 ).fetchall()
             finally:
                 db.close()
-            if len(rows) >= expected or time.time() > deadline:
-                return [row[0] for row in rows]
-            time.sleep(0.05)
+            return [row[0] for row in rows]
+
+        wait_for(lambda: len(stored()) >= expected, 10, f"{expected} clicks")
+        return stored()
 
     def attempt(self, code: str, forwarded_for: str | None = None) -> int:
         headers = {"User-Agent": DESKTOP, "Content-Type": "application/x-www-form-urlencoded"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -12,7 +11,7 @@ from litestar.testing import TestClient
 from shortlink.accounts import service as accounts
 from shortlink.web.asgi import create_app
 from tests.conftest import SHORT_HOST, bearer
-from tests.support.helpers import wait_for_domain
+from tests.support.helpers import wait_for, wait_for_domain
 from tests.support.html_page import Page
 from tests.support.visitors import (
     ANDROID_CHROME,
@@ -268,8 +267,7 @@ def test_paused_expired_and_deleted_links(client, auth, conn):
     client.patch(
         f"/api/v1/links/{link['id']}", headers=auth, json={"expiresAt": soon.isoformat().replace("+00:00", "Z")}
     )
-    time.sleep(1.1)
-    expired = visit(client, code)
+    expired = wait_for(lambda: (answer := visit(client, code)).status_code != 302 and answer, 5, "the expiry")
     assert expired.status_code == 410 and "expired" in expired.text.lower()
     client.delete(f"/api/v1/links/{link['id']}", headers=auth)
     assert visit(client, code).status_code == 404
@@ -281,9 +279,7 @@ def test_changes_from_another_process_reach_the_cache(client, auth, conn):
     link = make_link(client, auth)
     assert visit(client, link["shortCode"]).status_code == 302
     conn.execute("UPDATE links SET is_active = 0 WHERE public_id = ?", (link["id"],))
-    deadline = time.time() + 5
-    while visit(client, link["shortCode"]).status_code == 302 and time.time() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: visit(client, link["shortCode"]).status_code != 302, 5, "the cache to hear the change")
     assert visit(client, link["shortCode"]).status_code == 404
 
 

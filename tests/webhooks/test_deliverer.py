@@ -31,6 +31,7 @@ from shortlink.webhooks.deliverer import LEASE_SECONDS, Deliverer
 from shortlink.webhooks.events import CreateWebhook, Replay, UpdateWebhook
 from shortlink.webhooks.secrets import secret_of, webhook_key
 from tests.conftest import SHORT_HOST
+from tests.support.helpers import wait_for_async
 from tests.support.receiver import Receiver, running_receiver
 
 KEY = webhook_key(b"k" * 32)
@@ -299,11 +300,10 @@ async def test_a_claim_holds_while_its_round_sends_and_lapses_once_its_deliverer
     receiver.mode, receiver.delay = "slow", 1.0
     setup.link("https://example.com/second")
     round_ = asyncio.create_task(deliverer.run_once())
-    while receiver.count() == 0:  # the second link's event is being sent
-        await asyncio.sleep(0.02)
+    await wait_for_async(lambda: receiver.count() > 0, 10, "the second link's event to be sent")
     claimed_until = setup.clock.now * 1000 + LEASE_SECONDS * 1000
     setup.clock.advance(LEASE_SECONDS - 1)
-    await asyncio.sleep(0.3)  # a renewal or more, at the moved clock
+    await asyncio.sleep(0.3)  # a pause, not a wait: a renewal or more at the moved clock (none shows)
     later = int(claimed_until + 1000)  # past the first lease, within the renewed one
     assert await setup.db.write(outbox.claim, later, 1000, 10, 10) == []
     assert await round_ == 2  # the event fanned out, then sent
@@ -311,8 +311,7 @@ async def test_a_claim_holds_while_its_round_sends_and_lapses_once_its_deliverer
 
     setup.link("https://example.com/third")
     round_ = asyncio.create_task(deliverer.run_once())
-    while receiver.count() == 1:
-        await asyncio.sleep(0.02)
+    await wait_for_async(lambda: receiver.count() > 1, 10, "the third link's event to be sent")
     round_.cancel()  # the deliverer is gone mid-send: no answer recorded, no renewal
     with pytest.raises(asyncio.CancelledError):
         await round_
