@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from shortlink.links.platforms import host_name
@@ -88,10 +90,13 @@ def address_key(address: IPAddress) -> IPAddress:
 @dataclass(frozen=True)
 class OwnService:
     """This service's own hosts (host_name) and the addresses they resolve to (address_key):
-    never fetched. A port of None stands for any port (a host given without one)."""
+    never fetched. A port of None stands for any port (a host given without one).
+    `loopback_ports`: the ports where every loopback address (127.0.0.0/8, ::1) is this
+    service, as it is for a server listening on loopback or on every interface."""
 
     hosts: frozenset[tuple[str, int | None]] = frozenset()
     addresses: frozenset[tuple[IPAddress, int | None]] = frozenset()
+    loopback_ports: frozenset[int] = frozenset()
 
     def has_host(self, host: str, port: int) -> bool:
         name = host_name(host)
@@ -101,7 +106,9 @@ class OwnService:
         address = address_key(address)
         # 0.0.0.0 and :: ("this host") reach the machine itself, this service included,
         # on any port: never another site's page, even where private addresses are allowed.
-        return address.is_unspecified or not self.addresses.isdisjoint({(address, port), (address, None)})
+        if address.is_unspecified or (address.is_loopback and port in self.loopback_ports):
+            return True
+        return not self.addresses.isdisjoint({(address, port), (address, None)})
 
 
 # No host or address of this service is known (tests, and fetches made before it listens).
@@ -133,13 +140,36 @@ async def checked_address(host: str, port: int, policy: AddressPolicy, own: OwnS
     return addresses[0]
 
 
+def local_addresses() -> frozenset[IPAddress]:
+    """The addresses of this machine's interfaces, as Linux lists them (/proc/net/fib_trie's
+    local host routes for IPv4, /proc/net/if_inet6 for IPv6); none where those are missing."""
+    found: set[IPAddress] = set()
+    with contextlib.suppress(OSError, ValueError):
+        lines = Path("/proc/net/fib_trie").read_text().splitlines()
+        for before, line in itertools.pairwise(lines):
+            if line.split() == ["/32", "host", "LOCAL"]:
+                found.add(ipaddress.ip_address(before.split()[-1]))
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/net/if_inet6").read_text().splitlines():
+            found.add(ipaddress.IPv6Address(int(line.split()[0], 16)))
+    return frozenset(found)
+
+
+def _listens_everywhere(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
 class OwnServiceResolver:
     """This service as a destination to refuse: its hosts (`own_hosts()`, "host[:port]" entries,
     asked each time since custom domains come and go) with the addresses they resolve to,
     looked up again every `ttl` seconds rather than per request; and `listen`, the address and
-    port the server listens on. A server listening on every interface (0.0.0.0 or ::) is
-    reached on its port over loopback too; its other interfaces' addresses are not known here
-    (the usual setup puts a proxy in front, whose names are among the hosts)."""
+    port the server listens on. A server listening on loopback is reached on its port at every
+    loopback address (127.0.0.0/8 and ::1, IPv4-mapped too); one listening on every interface
+    (0.0.0.0 or ::) is, and at every address of the machine's interfaces (read again every
+    `ttl` seconds)."""
 
     def __init__(
         self,
@@ -153,20 +183,21 @@ class OwnServiceResolver:
         self.own_hosts, self.resolve, self.ttl, self.clock = own_hosts, resolve, ttl, clock
         self.listen = listen
         self._resolved: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # name -> (until, addresses)
+        self._local: tuple[float, frozenset[IPAddress]] = (0.0, frozenset())
         self._lock = asyncio.Lock()  # requests starting together resolve the hosts once
 
     async def __call__(self) -> OwnService:
         entries = set(self.own_hosts())
-        loopback: set[tuple[IPAddress, int | None]] = set()
+        everywhere = False
         if self.listen is not None:
             host, port = self.listen
             entries.add(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
-            with contextlib.suppress(ValueError):
-                if ipaddress.ip_address(host).is_unspecified:
-                    loopback = {(ipaddress.ip_address("127.0.0.1"), port), (ipaddress.ip_address("::1"), port)}
+            everywhere = _listens_everywhere(host)
         hosts = own_host_entries(entries)
         async with self._lock:
             now = self.clock()
+            if everywhere and self._local[0] <= now:
+                self._local = (now + self.ttl, frozenset(map(address_key, local_addresses())))
             fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # only names still ours
             for name in {name for name, _ in hosts}:
                 until, addresses = self._resolved.get(name, (0.0, frozenset()))
@@ -179,4 +210,12 @@ class OwnServiceResolver:
                 fresh[name] = (until, addresses)
             self._resolved = fresh
         resolved = {(address, port) for name, port in hosts for address in fresh[name][1]}
-        return OwnService(hosts, frozenset(resolved | loopback))
+        loopback_ports: frozenset[int] = frozenset()
+        if self.listen is not None:
+            host, port = self.listen
+            listened = fresh.get(host_name(host), (0.0, frozenset()))[1]
+            if everywhere:
+                resolved |= {(address, port) for address in self._local[1]}
+            if everywhere or any(address.is_loopback for address in listened):
+                loopback_ports = frozenset({port})
+        return OwnService(hosts, frozenset(resolved), loopback_ports)
