@@ -23,7 +23,7 @@ from shortlink.links import service
 from shortlink.links import tags as tagging
 from shortlink.links.bulk import BulkActionResult, BulkItemResult, BulkLinkAction, ItemError, check_action
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
-from shortlink.storage import Database
+from shortlink.storage import Connection, Database, transaction
 from shortlink.times import utcnow
 from shortlink.webhooks import outbox
 
@@ -32,6 +32,17 @@ async def hash_in_thread(password: str | None) -> str | None:
     # The slow hash runs in a worker thread: neither the event loop nor the
     # database writer waits on it.
     return None if password is None else await asyncio.to_thread(link_passwords.hash_password, password)
+
+
+def create_tagged(
+    conn: Connection, account_id: int, body: CreateLink, tags: list[tagging.TagInput], **options: Any
+) -> Link:
+    """`outbox.create_link` and then the link's tags, in one transaction."""
+    with transaction(conn):
+        link = outbox.create_link(conn, account_id, body, **options)
+        if tags:
+            tagging.set_link_tags(conn, account_id, link.id, tags)
+    return link
 
 
 def _nothing(_code: str = "") -> None:
@@ -61,13 +72,20 @@ class Links:
         # endpoint wants them) in the same transaction; then the deliverer is woken.
         self._events_written = events_written
 
-    async def create(self, account_id: int, body: CreateLink, source: Source) -> Link:
+    async def create(
+        self, account_id: int, body: CreateLink, source: Source, tags: builtins.list[tagging.TagInput] | None = None
+    ) -> Link:
+        """`tags`, when given, go on the new link in the same transaction: a refused tag
+        makes no link (the dashboard's form sets them; the API sets them with PUT .../tags)."""
         if body.password is not None:
             link_passwords.validate_password(body.password)  # before the slow hash, not after
+        if tags:
+            tags = tagging.validated(tags)  # before the slow hash too
         link = await self.db.write(
-            outbox.create_link,
+            create_tagged,
             account_id,
             body,
+            tags or [],
             is_ours=self.hosts.is_ours,
             base=self.hosts.base_for_account(account_id),
             daily_limit=self.daily_limit,
@@ -127,6 +145,13 @@ class Links:
 
     async def list(self, account_id: int, query: LinkFilter) -> tuple[list[Link], Pagination]:
         return await self.db.read(service.list_links, account_id, query, self.hosts.base_for_account(account_id))
+
+    async def list_with_tags(
+        self, account_id: int, query: LinkFilter
+    ) -> tuple[builtins.list[Link], Pagination, dict[str, builtins.list[tagging.Tag]]]:
+        """`list` and each listed link's tags, by link id."""
+        base = self.hosts.base_for_account(account_id)
+        return await self.db.read(tagging.list_links_with_tags, account_id, query, base)
 
     async def update(self, account_id: int, link_id: str, patch: UpdateLink) -> Link:
         password = patch.password if isinstance(patch.password, str) else None

@@ -8,7 +8,7 @@ static files live in this package.
 
 from __future__ import annotations
 
-from litestar import Response, Router
+from litestar import Response, Router, get
 from litestar.static_files import create_static_files_router
 
 from shortlink.dashboard.account import AccountPage
@@ -51,7 +51,29 @@ def dashboard_handlers() -> list:
     static = create_static_files_router(
         path=STATIC_PATH, directories=[HERE / "static"], include_in_schema=False, after_request=_nosniff
     )
-    return [pages, static]
+    return [pages, static, favicon_svg, favicon_ico]
+
+
+# The icon every page links to, and the one browsers ask for at /favicon.ico unasked. Exact
+# paths, so they win over the one-segment routes (/@handle, a custom domain's /<code>); no short
+# code can hold a dot. Read once; a week in caches (a new icon takes a week to show).
+_ICONS = {name: (HERE / "static" / name).read_bytes() for name in ("favicon.svg", "favicon.ico")}
+ICON_HEADERS = {
+    "Cache-Control": "public, max-age=604800",
+    # Opened on its own, the SVG is a document: it may run nothing and load nothing.
+    "Content-Security-Policy": "default-src 'none'",
+    **NOSNIFF,
+}
+
+
+@get("/favicon.svg", include_in_schema=False, sync_to_thread=False)
+def favicon_svg() -> Response:
+    return Response(content=_ICONS["favicon.svg"], media_type="image/svg+xml", headers=ICON_HEADERS)
+
+
+@get("/favicon.ico", include_in_schema=False, sync_to_thread=False)
+def favicon_ico() -> Response:
+    return Response(content=_ICONS["favicon.ico"], media_type="image/x-icon", headers=ICON_HEADERS)
 
 
 async def _nosniff(response: Response) -> Response:

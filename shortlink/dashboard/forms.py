@@ -15,7 +15,9 @@ from msgspec import UNSET
 
 from shortlink.bio.schema import SavePage
 from shortlink.errors import field_error
+from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, Link, UpdateLink
+from shortlink.links.tags import TagInput
 
 BIO_PAGE_FIELDS = ("handle", "title", "description")
 CREATE_FIELDS = ("originalUrl", "customCode", "title", "description", "iosUrl", "androidUrl", "password", "expiresAt")
@@ -53,6 +55,13 @@ def create_link(form: Mapping[str, Any]) -> CreateLink:
     if "password" in fields:
         fields["password"] = str(form.get("password", ""))  # spaces are part of a password
     return _convert(fields, CreateLink)
+
+
+def link_tags(form: Mapping[str, Any]) -> list[TagInput]:
+    """The tags field: names separated by commas (which no name may hold), blanks left out,
+    checked by the API's rules (a ValidationError names the field `tags`)."""
+    names = [name.strip() for name in text(form, "tags").split(",")]
+    return tagging.validated([TagInput(name=name) for name in names if name])
 
 
 def update_link(form: Mapping[str, Any], link: Link) -> UpdateLink | None:

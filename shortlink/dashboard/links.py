@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from typing import cast
 from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
@@ -15,7 +17,8 @@ from shortlink.dashboard.guard import SignedInController, provide_session
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.links.platforms import Platform
-from shortlink.links.schema import LinkFilter, UpdateLink
+from shortlink.links.schema import LinkFilter, LinkSort, UpdateLink
+from shortlink.links.tags import Tag
 from shortlink.wiring import Services
 
 PAGE_SIZE = 20
@@ -23,8 +26,22 @@ ACTIVE_CHOICES = {"": None, "active": True, "paused": False}
 QR_FIELDS = ("size", "color", "bgColor", "margin", "errorCorrection")
 
 
+# The list's orders as the Sort field names them; the first is the default.
+SORT_LABELS = {
+    "-created": "Newest first",
+    "created": "Oldest first",
+    "-clicks": "Most clicks first",
+    "clicks": "Fewest clicks first",
+    "code": "Short code, A to Z",
+    "-code": "Short code, Z to A",
+}
+# The sortable columns: (column, heading, the order a click on a column not sorted by gives).
+SORT_COLUMNS = (("code", "Short URL", "code"), ("created", "Created", "-created"), ("clicks", "Clicks", "-clicks"))
+
+
 def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
-    """The API's filters from the query string; a bad value is reported beside its field."""
+    """The API's filters and the list's order from the query string; a bad value is reported
+    beside its field, and the list is shown without it."""
     query = request.query_params
     errors: dict[str, str] = {}
     platform = None
@@ -33,14 +50,58 @@ def link_filter(request: Request) -> tuple[LinkFilter, dict[str, str]]:
             platform = Platform(query["platform"])
         except ValueError:
             errors["platform"] = "platform: not a platform this service knows"
+    sort = query.get("sort") or "-created"
+    if sort not in SORT_LABELS:
+        errors["sort"] = "sort: not an order this list knows; newest first is shown"
+        sort = "-created"
     page_text = query.get("page", "1")
     page_number = int(page_text) if page_text.isdigit() and 0 < int(page_text) < 10**6 else 1
     search = (query.get("search") or "").strip()[:200] or None
     active = ACTIVE_CHOICES.get(query.get("state", ""))
     tag = (query.get("tag") or "").strip()[:40] or None
     return LinkFilter(
-        page=page_number, limit=PAGE_SIZE, search=search, platform=platform, is_active=active, tag=tag
+        page=page_number,
+        limit=PAGE_SIZE,
+        search=search,
+        platform=platform,
+        is_active=active,
+        tag=tag,
+        sort=cast(LinkSort, sort),  # one of SORT_LABELS, whose keys are LinkSort's
     ), errors
+
+
+LIST_DEFAULTS = {("page", "1"), ("sort", "-created")}
+
+
+def list_href(query: LinkFilter, state: str, **changes: str | None) -> str:
+    """/links with the filters and order of `query` (those it holds) and `changes` (None
+    leaves a parameter out): the address of a page, a sorted column or a tag, which keeps
+    what the person chose."""
+    params: dict[str, str | None] = {
+        "search": query.search,
+        "platform": query.platform.value if query.platform else None,
+        "state": state if state in ACTIVE_CHOICES else None,
+        "tag": query.tag,
+        "sort": query.sort,
+        "page": None,
+    } | changes
+    # The defaults are left out: the first page, newest first.
+    kept = {name: value for name, value in params.items() if value and (name, value) not in LIST_DEFAULTS}
+    return "/links" + (f"?{urlencode(kept)}" if kept else "")
+
+
+def sort_columns(query: LinkFilter, state: str) -> dict[str, dict[str, str | None]]:
+    """Each sortable column's aria-sort (None when the list is not in its order) and the
+    address its heading links to: the other direction when sorted by it, else its first."""
+    columns: dict[str, dict[str, str | None]] = {}
+    for column, heading, first in SORT_COLUMNS:
+        if query.sort.lstrip("-") == column:
+            direction = "descending" if query.sort.startswith("-") else "ascending"
+            order = column if query.sort.startswith("-") else "-" + column
+        else:
+            direction, order = None, first
+        columns[column] = {"heading": heading, "aria_sort": direction, "href": list_href(query, state, sort=order)}
+    return columns
 
 
 BULK_DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "tag": "tagged", "untag": "untagged"}
@@ -72,15 +133,20 @@ async def links_page(request: Request) -> Response:
     services: Services = request.app.state.services
     session = provide_session(request, services)
     query, errors = link_filter(request)
-    links, pagination = await services.links.list(session.account_id, query)
+    links, pagination, link_tags = await services.links.list_with_tags(session.account_id, query)
+    state = request.query_params.get("state", "")
     return page(
         request,
         "links.html",
         links=links,
+        link_tags=link_tags,
         pagination=pagination,
         query=query,
-        state=request.query_params.get("state", ""),
-        platforms=[platform.value for platform in Platform],
+        state=state,
+        platforms=list(Platform),
+        sorts=SORT_LABELS,
+        columns=sort_columns(query, state),
+        href=functools.partial(list_href, query, state),
         errors=errors,
         deleted=request.query_params.get("deleted") == "1",
         tags=await services.links.account_tags(session.account_id),
@@ -138,9 +204,11 @@ class LinkPages(SignedInController):
     ) -> Response:
         form = await request.form()
         try:
-            link = await services.links.create(session.account_id, forms.create_link(form), source="DASHBOARD")
+            body = forms.create_link(form)
+            tags = forms.link_tags(form)
+            link = await services.links.create(session.account_id, body, source="DASHBOARD", tags=tags)
         except ValidationError as exc:
-            values = {name: forms.text(form, name) for name in forms.CREATE_FIELDS if name != "password"}
+            values = {name: forms.text(form, name) for name in (*forms.CREATE_FIELDS, "tags") if name != "password"}
             return page(request, "link_new.html", status_code=400, values=values, errors={exc.field: exc.message})
         return see_other(f"/links/{link.id}?created=1")
 
@@ -153,9 +221,11 @@ class LinkPages(SignedInController):
         services: NamedDependency[Services],
     ) -> Response:
         link = await services.links.get(session.account_id, link_id)
-        return self._link_page(request, link)
+        return self._link_page(request, link, (await services.links.tags(session.account_id, link_id)).tags)
 
-    def _link_page(self, request: Request, link, status_code: int = 200, errors: dict | None = None) -> Response:
+    def _link_page(
+        self, request: Request, link, tags: list[Tag], status_code: int = 200, errors: dict | None = None
+    ) -> Response:
         options, qr_values, qr_error = qr_options(request)
         query = {
             "size": options.size,
@@ -169,6 +239,8 @@ class LinkPages(SignedInController):
             "link.html",
             status_code=status_code,
             link=link,
+            tags=tags,
+            tag_href=functools.partial(list_href, LinkFilter(), ""),
             expiry=forms.expiry_input(link.expires_at),
             errors=errors or {},
             qr=query,
@@ -193,7 +265,8 @@ class LinkPages(SignedInController):
             if patch is not None:
                 await services.links.update(session.account_id, link_id, patch)
         except ValidationError as exc:
-            return self._link_page(request, link, 400, {exc.field: exc.message})
+            tags = (await services.links.tags(session.account_id, link_id)).tags
+            return self._link_page(request, link, tags, 400, {exc.field: exc.message})
         return see_other(f"/links/{link_id}?saved=1")
 
     @post("/{link_id:str}/active")

@@ -18,6 +18,7 @@ from litestar.template.config import TemplateConfig
 from shortlink.dashboard import charts
 from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
 from shortlink.errors import NotFoundError, ShortlinkError
+from shortlink.links.platforms import platform_name
 from shortlink.pages.csp import policy
 from shortlink.times import from_iso
 
@@ -76,6 +77,7 @@ def environment() -> Environment:
     )
     env.filters["when"] = when
     env.filters["number"] = charts.count_text
+    env.filters["platform_name"] = platform_name
     env.tests["past"] = is_past
     env.globals.update(
         nav=NAV,

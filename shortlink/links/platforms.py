@@ -24,6 +24,32 @@ class Platform(str, enum.Enum):
     OTHER = "OTHER"
 
 
+# How people read each platform (the dashboard shows these; the API keeps the enum's values).
+PLATFORM_NAMES: dict[Platform, str] = {
+    Platform.YOUTUBE: "YouTube",
+    Platform.INSTAGRAM: "Instagram",
+    Platform.TWITTER: "X (Twitter)",
+    Platform.FACEBOOK: "Facebook",
+    Platform.LINKEDIN: "LinkedIn",
+    Platform.REDDIT: "Reddit",
+    Platform.SHORTLINK: "This service",
+    Platform.SPOTIFY: "Spotify",
+    Platform.AMAZON: "Amazon",
+    Platform.APPSTORE: "App Store",
+    Platform.PLAYSTORE: "Google Play",
+    Platform.OTHER: "Other",
+}
+
+
+def platform_name(platform: Platform | str | None) -> str:
+    """A platform (or its value) as people read it; "Unknown" for none or a value this
+    service does not know."""
+    try:
+        return PLATFORM_NAMES[Platform(platform)] if platform is not None else "Unknown"
+    except ValueError:
+        return "Unknown"
+
+
 # Exact hosts (after normalising and dropping "www.") for each platform. Only a
 # host equal to one of these, or a subdomain of the ones in WITH_SUBDOMAINS,
 # matches: "youtube.com.evil.io" ends in ".evil.io" and is OTHER.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -104,6 +104,11 @@ class DeletedLinkResponse(msgspec.Struct):
     data: DeletedLink
 
 
+# The orders a list can be in: a column, "-" first for the largest (or newest) first.
+LinkSort = Literal["-created", "created", "-clicks", "clicks", "-code", "code"]
+LINK_SORTS: tuple[str, ...] = get_args(LinkSort)
+
+
 class LinkFilter(msgspec.Struct, frozen=True, kw_only=True):
     page: int = 1
     limit: int = 20
@@ -113,3 +118,4 @@ class LinkFilter(msgspec.Struct, frozen=True, kw_only=True):
     is_active: bool | None = None
     source: Source | None = None  # not an API filter; the dashboard and CLI use it
     tag: str | None = None  # an extension of the API's filters (issue 37)
+    sort: LinkSort = "-created"  # not an API parameter; the dashboard sorts its list

@@ -145,6 +145,12 @@ def owned_row(conn: Connection, account_id: int, link_id: str) -> Row:
 
 
 def list_links(conn: Connection, account_id: int, query: LinkFilter, base: str) -> tuple[list[Link], Pagination]:
+    rows, pagination = list_link_rows(conn, account_id, query)
+    return [to_link(row, base) for row in rows], pagination
+
+
+def list_link_rows(conn: Connection, account_id: int, query: LinkFilter) -> tuple[list[Row], Pagination]:
+    """One page of the account's links as stored rows (`list_links` before `to_link`)."""
     rows, total = store.list_links(
         conn,
         account_id,
@@ -156,9 +162,10 @@ def list_links(conn: Connection, account_id: int, query: LinkFilter, base: str) 
         is_active=query.is_active,
         source=query.source,
         tag=query.tag,
+        order=query.sort,
     )
     pages = math.ceil(total / query.limit)
-    return [to_link(row, base) for row in rows], Pagination(query.page, query.limit, total, pages)
+    return rows, Pagination(query.page, query.limit, total, pages)
 
 
 def update_link(

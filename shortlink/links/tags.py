@@ -15,6 +15,7 @@ from msgspec import Meta
 
 from shortlink.errors import ValidationError
 from shortlink.links import rules, service
+from shortlink.links.schema import Link, LinkFilter, Pagination
 from shortlink.storage import Connection
 from shortlink.storage import tags as store
 
@@ -123,6 +124,16 @@ def remove_link_tags(conn: Connection, account_id: int, link_id: str, names: lis
     gone = {name.strip() for name in names}
     kept = [TagInput(name=tag.name, colour=tag.colour) for tag in link_tags(conn, account_id, link_id).tags]
     return set_link_tags(conn, account_id, link_id, [tag for tag in kept if tag.name not in gone])
+
+
+def list_links_with_tags(
+    conn: Connection, account_id: int, query: LinkFilter, base: str
+) -> tuple[list[Link], Pagination, dict[str, list[Tag]]]:
+    """A page of `service.list_links` and, by link id, the tags of each link on it (one more read)."""
+    rows, pagination = service.list_link_rows(conn, account_id, query)
+    pairs = store.tags_of_links(conn, [row["id"] for row in rows])
+    tags = {row["public_id"]: [Tag(name, colour) for name, colour in pairs.get(row["id"], [])] for row in rows}
+    return [service.to_link(row, base) for row in rows], pagination, tags
 
 
 def account_tags(conn: Connection, account_id: int) -> list[Tag]:
