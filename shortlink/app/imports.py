@@ -31,6 +31,7 @@ from shortlink.analytics import rawclicks
 from shortlink.app.hosts import Hosts
 from shortlink.applinks.service import attach_imported_app
 from shortlink.config import Config
+from shortlink.csvcells import safe_record
 from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.imports import PARSERS, POLICIES, Policy
 from shortlink.imports.generic import COLUMNS, join_tags
@@ -538,12 +539,13 @@ def export_records(conn: Connection, account_id: int) -> Iterator[dict[str, str]
 
 
 def csv_lines(records: Iterator[dict[str, str]]) -> Iterator[str]:
-    """The header, then one CSV line per record."""
+    """The header, then one CSV line per record, its text cells safe for spreadsheets (the
+    generic import undoes it: shortlink.csvcells)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for record in records:
-        writer.writerow(record)
+        writer.writerow(safe_record(record))
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -556,7 +558,7 @@ def csv_text(records: list[dict[str, str]], header: bool) -> str:
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     if header:
         writer.writeheader()
-    writer.writerows(records)
+    writer.writerows(safe_record(record) for record in records)
     return buffer.getvalue()
 
 

@@ -16,7 +16,8 @@ from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsRe
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services
 
-CSV = "text/csv; charset=utf-8"
+# Litestar adds "; charset=utf-8" to a text/ type itself.
+CSV = "text/csv"
 
 # Strings, parsed by parse_range, so that a bad value is a VALIDATION_ERROR naming it
 # (and "7.0" or "1e1" are not read as numbers). `days` is documented as the integer it is.

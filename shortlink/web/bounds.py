@@ -47,7 +47,9 @@ def host_problem(scope: Scope) -> str | None:
     else:
         after = host[host.find(":") :] if host.count(":") == 1 else ""
     port = after[1:] if after.startswith(":") else ""
-    if port and not (port.isascii() and port.isdigit() and int(port) <= MAX_PORT):
+    # Length first: int() refuses more than 4,300 digits with a ValueError. Five digits at most,
+    # as host_name reads a port: a longer one (leading zeros too) is no host of ours either.
+    if port and not (port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= MAX_PORT):
         return "Host header: is not a host name with an optional port from 0 to 65535"
     return None
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+from urllib.parse import urlencode
 
 from shortlink.accounts import service as accounts
 from tests.conftest import bearer, run_cli
 from tests.support import paths
 from tests.support.helpers import error_of
+from tests.support.visitors import flush, make_link, visit
 
 SHLINK = paths.FIXTURES / "imports" / "shlink.json"
 RANGE = {"from": "2024-02-01", "to": "2024-02-02"}
@@ -55,3 +57,37 @@ def test_the_csv_answers_errors_as_the_json_does(client, auth):
     assert error_of(client.get("/api/v1/links/lnk_nope/analytics/csv", headers=auth)) == "NOT_FOUND"
     assert error_of(client.get("/api/v1/analytics/csv", params={"days": "0"}, headers=auth)) == "VALIDATION_ERROR"
     assert client.get("/api/v1/analytics/csv").status_code == 401
+
+
+# Text a spreadsheet would run as a formula, as visitors can choose it (OWASP "CSV Injection").
+HOSTILE_SOURCES = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "\tlead", "\rlead"]
+HOSTILE_HOSTS = ["=cmd.example", "-evil.example", "+evil.example"]  # a host never starts with @
+
+
+def test_text_visitors_chose_cannot_run_as_a_formula_and_numbers_stay_numbers(client, auth):
+    link = make_link(client, auth)
+    for source in HOSTILE_SOURCES:
+        visit(client, link["shortCode"], query=urlencode({"utm_source": source}))
+    for host in HOSTILE_HOSTS:
+        visit(client, link["shortCode"], Referer=f"https://{host}/page")
+    flush(client)
+    for path in (f"/api/v1/links/{link['id']}/analytics/csv", "/api/v1/analytics/csv"):
+        response = client.get(path, headers=auth)
+        assert response.status_code == 200
+        rows = list(csv.reader(io.StringIO(response.text, newline="")))
+        sources = {label for section, label, _, _ in rows if section == "campaignBreakdown"}
+        hosts = {label for section, label, _, _ in rows if section == "referrerBreakdown"}
+        assert {f"'{source}" for source in HOSTILE_SOURCES} <= sources
+        assert {f"'{host}" for host in HOSTILE_HOSTS} <= hosts
+        for row in rows:
+            assert row[1][:1] not in ("=", "+", "-", "@", "\t", "\r"), row
+            # Counts and shares are numbers, written as numbers.
+            if row[0] != "section" and row[1] not in ("from", "to"):
+                assert row[2].isdigit() and not row[2].startswith("'"), row
+
+
+def test_the_csv_is_utf_8_text_csv_once(client, auth):
+    link = make_link(client, auth)
+    for path in (f"/api/v1/links/{link['id']}/analytics/csv", "/api/v1/analytics/csv"):
+        response = client.get(path, headers=auth)
+        assert response.headers["content-type"] == "text/csv; charset=utf-8"
