@@ -101,9 +101,14 @@ def refuse_invisible_characters(field: str, text: str) -> None:
 def refuse_link_to_itself(field: str, url: str, is_ours: Callable[[str], bool], code: str) -> None:
     """A link whose destination is its own short URL would redirect to itself forever.
     Other short links of the service are fine destinations (platform SHORTLINK)."""
-    parts = urlsplit(url)
-    if is_ours(parts.hostname or "") and _short_link_code(parts.path) == code:
+    if short_link_code(url, is_ours) == code:
         raise ValidationError(field, f"must not be this link's own short URL (/l/{code}): it would redirect to itself")
+
+
+def short_link_code(url: str, is_ours: Callable[[str], bool]) -> str | None:
+    """The code of the service's short link that `url` (a valid URL) reaches, else None."""
+    parts = urlsplit(url)
+    return _short_link_code(parts.path) if is_ours(parts.hostname or "") else None
 
 
 def _short_link_code(path: str) -> str | None:

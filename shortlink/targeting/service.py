@@ -41,10 +41,24 @@ def set_link_rules(
     """Validate and store the link's whole document; returns it as stored and the link's code
     (its cache entry carries the compiled rules, so it must be forgotten)."""
     row = links.owned_row(conn, account_id, link_id)
-    checked = validated(document, LinkContext(row["short_code"], is_ours, blocked))
+    checked = validated(
+        document, LinkContext(row["short_code"], is_ours, blocked, lambda code: destinations(conn, code))
+    )
     encoded = None if is_empty(checked) else msgspec.json.encode(checked).decode()
     store.replace_document(conn, row["id"], account_id, encoded, to_iso(utcnow()))
     return checked, row["short_code"]
+
+
+def destinations(conn: Connection, code: str) -> list[str]:
+    """Every URL the short link `code` may send a visitor to as stored now: its destination, its
+    rules' URLs and split variants, its fallback (none for a code without a link)."""
+    rows = link_store.visit_target_rows(conn, [code])
+    if not rows:
+        return []
+    document = decode(rows[0]["document"])
+    urls = [rows[0]["original_url"], *(url for rule in document.rules if (url := rule.url) is not None)]
+    urls += [variant.url for rule in document.rules for variant in rule.split or []]
+    return urls if document.fallback_url is None else [*urls, document.fallback_url]
 
 
 def visit_target_row(conn: Connection, account_id: int, link_id: str) -> Row:

@@ -31,6 +31,7 @@ IN_APPS = (*(name for name, _ in IN_APP_TOKENS), "any")
 CONDITION_TYPES = ("device", "os", "inApp", "country", "language", "query", "time", "referrerHost")
 MAX_CLICKS = 10**9
 MAX_VALUE_LENGTH = 200
+MAX_FOLLOWED = 100  # short links of ours read while looking for a way back to the link
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
 _DAILY = re.compile(r"([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]|24):([0-5]\d)")
@@ -38,16 +39,63 @@ _HOST = re.compile(r"(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,
 
 
 class LinkContext:
-    """What a rule's URL must respect: the link's own rules for a destination."""
+    """What every place a visitor may be sent must respect: the rules a link's destination
+    follows (http(s), no blocked host, not its own short URL), and no way back to this link.
 
-    def __init__(self, code: str, is_ours: Callable[[str], bool], blocked: frozenset[str]):
+    `destinations_of(code)` answers where the service's short link `code` may send a visitor
+    (its destination, its rules' URLs and fallback), for following chains of our short links."""
+
+    def __init__(
+        self,
+        code: str,
+        is_ours: Callable[[str], bool],
+        blocked: frozenset[str],
+        destinations_of: Callable[[str], list[str]] = lambda _code: [],
+    ):
         self.code, self.is_ours, self.blocked = code, is_ours, blocked
+        self.destinations_of = destinations_of
+        self._followed: dict[str, list[str]] = {}
 
     def url(self, field: str, url: str) -> str:
         rules.validate_url(field, url)
         public.refuse_blocked(field, url, self.blocked)
         rules.refuse_link_to_itself(field, url, self.is_ours, self.code)
+        self._refuse_way_back(field, url)
         return url
+
+    def host(self, field: str, host: str) -> None:
+        """A rewrite's host: what a destination's host may be, and not one of ours (the
+        destination's path on the short host is a short link at best, this one at worst)."""
+        entry = public.blocking_entry(host, self.blocked)
+        if entry is not None:
+            where = "" if entry == host else f" (under {entry})"
+            raise ValidationError(field, f"{host}{where} is a host this service does not link to")
+        if self.is_ours(host):
+            raise ValidationError(field, f"{host} is this service's own host; a rewrite may not lead back into it")
+
+    def _refuse_way_back(self, field: str, url: str) -> None:
+        """A short link of ours whose chain of destinations leads back to this link: visitors
+        would go round in circles. Followed as far as MAX_FOLLOWED links (per document)."""
+        first = rules.short_link_code(url, self.is_ours)
+        if first is None:
+            return
+        seen, waiting = {first}, [first]
+        while waiting:
+            code = waiting.pop()
+            if code not in self._followed:
+                if len(self._followed) >= MAX_FOLLOWED:
+                    return  # as far as can be known in reasonable time
+                self._followed[code] = self.destinations_of(code)
+            for destination in self._followed[code]:
+                found = rules.short_link_code(destination, self.is_ours)
+                if found == self.code:
+                    via = "" if code == first else f" through /l/{code}"
+                    raise ValidationError(
+                        field, f"leads to /l/{first}, which leads back to this link (/l/{self.code}){via}: a loop"
+                    )
+                if found is not None and found not in seen:
+                    seen.add(found)
+                    waiting.append(found)
 
 
 def parse_window(field: str, value: str) -> tuple[str, float, float]:
@@ -144,7 +192,7 @@ def _split(field: str, variants: list[Variant], link: LinkContext) -> list[Varia
     return variants
 
 
-def _rewrite(field: str, rewrite: Rewrite) -> Rewrite:
+def _rewrite(field: str, rewrite: Rewrite, link: LinkContext) -> Rewrite:
     if rewrite.table is None and not rewrite.hosts:
         raise ValidationError(field, 'needs a "table" (amazon) or a "hosts" map of country to host')
     if rewrite.table is not None and rewrite.table not in TABLES:
@@ -157,7 +205,22 @@ def _rewrite(field: str, rewrite: Rewrite) -> Rewrite:
         name = host.strip().lower().rstrip(".")
         if not _HOST.fullmatch(name) or "." not in name:
             raise ValidationError(f"{field}.hosts.{code}", f"{host!r} must be a host name such as www.example.de")
+        link.host(f"{field}.hosts.{code}", name)
         hosts[code] = name
+    if rewrite.table is not None:
+        stores, _ = TABLES[rewrite.table]
+        for country, store in stores.items():
+            if country in hosts:  # the owner's host wins over the table's store
+                continue
+            # "www." + store: a www. destination keeps its www. (rewrite.py), and the entry's
+            # suffixes cover the bare store too.
+            entry = public.blocking_entry("www." + store, link.blocked)
+            if entry is not None:
+                raise ValidationError(
+                    f"{field}.table",
+                    f"the {rewrite.table} table sends visitors in {country} to {store}, which this service does not"
+                    f" link to; map {country} to another host in hosts",
+                )
     return Rewrite(table=rewrite.table, hosts=hosts or None)
 
 
@@ -171,7 +234,7 @@ def _rule(field: str, rule: Rule, link: LinkContext) -> Rule:
     if rule.split is not None:
         return Rule(conditions=conditions, split=_split(f"{field}.split", rule.split, link))
     assert rule.rewrite is not None
-    return Rule(conditions=conditions, rewrite=_rewrite(f"{field}.rewrite", rule.rewrite))
+    return Rule(conditions=conditions, rewrite=_rewrite(f"{field}.rewrite", rule.rewrite, link))
 
 
 def validated(document: RulesDocument, link: LinkContext) -> RulesDocument:

@@ -309,3 +309,120 @@ def test_rule_analytics_count_human_clicks_and_visitors_per_rule_and_variant_per
     assert empty.json()["data"]["rules"] == []
     bad = client.get(f"/api/v1/links/{link['id']}/rules/analytics", params={"from": "yesterday"}, headers=auth)
     assert error_of(bad) == "VALIDATION_ERROR"
+
+
+@pytest.mark.both_backends
+def test_every_destination_a_rule_can_send_to_honours_the_blocklist(make_client, api_key):
+    """A host rewrite, a rule's URL, a split's variant and the fallback go through the check a
+    link's destination does (a rewrite once sent visitors in Germany to a blocked host)."""
+    client, auth = make_client(public_blocked_hosts=["blocked.example", "amazon.de"]), bearer(api_key)
+    link = create(client, auth)
+    rules = f"/api/v1/links/{link['id']}/rules"
+    germany = [{"type": "country", "values": ["DE"]}]
+    for document, field, message in (
+        (
+            {"rules": [{"conditions": germany, "rewrite": {"hosts": {"de": "WWW.Blocked.Example."}}}]},
+            "rules[0].rewrite.hosts.DE",
+            "www.blocked.example (under blocked.example) is a host this service does not link to",
+        ),
+        (
+            {"rules": [{"conditions": germany, "rewrite": {"table": "amazon"}}]},
+            "rules[0].rewrite.table",
+            "the amazon table sends visitors in DE to amazon.de, which this service does not link to;"
+            " map DE to another host in hosts",
+        ),
+        (
+            {"rules": [url_rule(), {"conditions": germany, "rewrite": {"hosts": {"FR": "sho.rt"}}}]},
+            "rules[1].rewrite.hosts.FR",
+            "sho.rt is this service's own host; a rewrite may not lead back into it",
+        ),
+        (
+            {"rules": [url_rule("https://blocked.example/de")]},
+            "rules[0].url",
+            "leads to blocked.example, which this service does not link to",
+        ),
+        (
+            {
+                "rules": [
+                    {
+                        "split": [
+                            {"url": "https://e.com/a", "weight": 50},
+                            {"url": "https://x.blocked.example/", "weight": 50},
+                        ]
+                    }
+                ]
+            },
+            "rules[0].split[1].url",
+            "leads to blocked.example, which this service does not link to",
+        ),
+        (
+            {"rules": [], "fallbackUrl": "https://blocked.example/"},
+            "fallbackUrl",
+            "leads to blocked.example, which this service does not link to",
+        ),
+    ):
+        response = client.put(rules, json=document, headers=auth)
+        assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR", response.text
+        assert response.json()["error"]["message"] == f"{field}: {message}"
+    assert client.get(rules, headers=auth).json()["data"]["rules"] == []
+    # The owner's own hosts for every country the table would send to a blocked store: accepted.
+    mapped = {"table": "amazon", "hosts": dict.fromkeys(("DE", "AT", "CH"), "www.amazon.co.uk")}
+    accepted = client.put(rules, json={"rules": [{"conditions": germany, "rewrite": mapped}]}, headers=auth)
+    assert accepted.status_code == 200, accepted.text
+    visit = client.post(f"{rules}/test", json={"country": "DE"}, headers=auth).json()["data"]
+    assert visit["location"].startswith("https://www.amazon.co.uk/dp/B0TEST"), visit
+
+
+@pytest.mark.both_backends
+def test_rules_that_lead_back_to_their_link_through_our_short_links_are_refused(client, auth):
+    """A rule's URL may be another of our short links, but not one whose destination, rules or
+    fallback lead back to this link, however many of our short links lie between."""
+    home = create(client, auth, "https://example.com/home", customCode="loop-home")
+    back = create(client, auth, "https://sho.rt/l/loop-home", customCode="loop-back")
+    far = create(client, auth, "https://example.com/far", customCode="loop-far")
+    elsewhere = create(client, auth, "https://example.com/else", customCode="loop-else")
+    # loop-far's rule goes to loop-back, whose destination is loop-home.
+    rule_to_back = {"rules": [{"conditions": [{"type": "os", "values": ["ios"]}], "url": "https://sho.rt/l/loop-back"}]}
+    assert client.put(f"/api/v1/links/{far['id']}/rules", json=rule_to_back, headers=auth).status_code == 200
+    home_rules = f"/api/v1/links/{home['id']}/rules"
+    for document, field, message in (
+        (
+            {"rules": [url_rule("https://SHO.RT./l/loop-back")]},
+            "rules[0].url",
+            "leads to /l/loop-back, which leads back to this link (/l/loop-home): a loop",
+        ),
+        (
+            {"rules": [url_rule(), url_rule("https://sho.rt/l/loop-far?x=1")]},
+            "rules[1].url",
+            "leads to /l/loop-far, which leads back to this link (/l/loop-home) through /l/loop-back: a loop",
+        ),
+        (
+            {"rules": [], "fallbackUrl": "https://sho.rt/l/loop-far"},
+            "fallbackUrl",
+            "leads to /l/loop-far, which leads back to this link (/l/loop-home) through /l/loop-back: a loop",
+        ),
+        (
+            {
+                "rules": [
+                    {
+                        "split": [
+                            {"url": "https://e.com/a", "weight": 50},
+                            {"url": "https://sho.rt/l/loop-home/", "weight": 50},
+                        ]
+                    }
+                ]
+            },
+            "rules[0].split[1].url",
+            "must not be this link's own short URL (/l/loop-home)",
+        ),
+    ):
+        response = client.put(home_rules, json=document, headers=auth)
+        assert response.status_code == 400 and error_of(response) == "VALIDATION_ERROR", response.text
+        assert response.json()["error"]["message"].startswith(f"{field}: {message}"), response.text
+    # Our short links that lead elsewhere are fine, as a link's destination may be one.
+    fine = {
+        "rules": [url_rule("https://sho.rt/l/loop-else")],
+        "fallbackUrl": f"https://sho.rt/l/{elsewhere['shortCode']}",
+    }
+    assert client.put(home_rules, json=fine, headers=auth).status_code == 200
+    assert back["shortCode"] == "loop-back"

@@ -131,3 +131,25 @@ def test_the_editor_reads_the_cards_the_form_sent_not_a_count_it_states(make_cli
     assert post(client, editor, {**full, "op": "save"}, page=editor).status_code == 303
     assert len(rules_of(client, link_id).rules) == 50
     assert "rules: at most" not in client.get(editor).text
+
+
+def test_the_editor_refuses_blocked_rewrite_hosts_and_ways_back_to_the_link(make_client, conn):
+    client = signed_in(make_client, conn, public_blocked_hosts=["blocked.example"])
+    link_id = create_link(client, originalUrl="https://example.com/home", customCode="home-link")
+    create_link(client, originalUrl="https://sho.rt/l/home-link", customCode="back-link")
+    editor = f"/links/{link_id}/rules"
+    for card, message in (
+        (
+            {"r0-country": "DE", "r0-action": "rewrite", "r0-hosts": "DE www.blocked.example"},
+            "rules[0].rewrite.hosts.DE: www.blocked.example (under blocked.example) is a host this service does not"
+            " link to",
+        ),
+        (
+            {"r0-country": "DE", "r0-url": "https://sho.rt/l/back-link"},
+            "rules[0].url: leads to /l/back-link, which leads back to this link (/l/home-link): a loop",
+        ),
+    ):
+        refused = post(client, editor, {**card, "op": "save"}, page=editor)
+        assert refused.status_code == 400
+        assert f'id="e-rule-0">{message}</p>' in html.unescape(refused.text)
+    assert rules_of(client, link_id).rules == []

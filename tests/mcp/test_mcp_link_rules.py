@@ -19,7 +19,7 @@ IPHONE = (
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[LiveServer]:
-    live = LiveServer(tmp_path_factory.mktemp("mcp-rules")).start()
+    live = LiveServer(tmp_path_factory.mktemp("mcp-rules"), public_blocked_hosts="blocked.example").start()
     yield live
     live.stop()
 
@@ -56,3 +56,29 @@ async def test_the_rules_tools_answer_what_the_api_answers(server, mode):
         assert (code, message) == ("VALIDATION_ERROR", "rules[0].split: must have 2-10 variants (it has 1)")
         code, _ = await call_error(client, "get_link_rules", {"id": "lnk_nope"})
         assert code == "NOT_FOUND"
+
+
+async def test_set_link_rules_refuses_blocked_hosts_and_ways_back_to_the_link(server):
+    """The tool goes through the checks the API's PUT does: a rewrite's host on the blocklist,
+    a rule's URL to one of our short links that leads back to this link."""
+    key = new_account(server).key
+    home = api(server, key, "POST", "/links", {"originalUrl": "https://example.com/home"})[1]["data"]
+    back = {"originalUrl": f"{server.base_url}/l/{home['shortCode']}"}
+    back = api(server, key, "POST", "/links", back)[1]["data"]
+    germany = [{"type": "country", "values": ["DE"]}]
+    async with mcp_client(server, key, MODERN) as client:
+        for rules, message in (
+            (
+                [{"conditions": germany, "rewrite": {"hosts": {"DE": "shop.blocked.example"}}}],
+                "rules[0].rewrite.hosts.DE: shop.blocked.example (under blocked.example) is a host this service"
+                " does not link to",
+            ),
+            (
+                [{"conditions": germany, "url": f"{server.base_url}/l/{back['shortCode']}"}],
+                f"rules[0].url: leads to /l/{back['shortCode']}, which leads back to this link"
+                f" (/l/{home['shortCode']}): a loop",
+            ),
+        ):
+            code, text = await call_error(client, "set_link_rules", {"id": home["id"], "rules": rules})
+            assert (code, text) == ("VALIDATION_ERROR", message)
+        assert api_data(server, key, f"/links/{home['id']}/rules")["rules"] == []
