@@ -66,9 +66,15 @@ _BUILD_ID = re.compile(r"\bBuild/[^;()]*")
 # Sogou's spider).
 _PEOPLES_BROWSERS = re.compile(r"\bSogouM(?:SE|obileBrowser)\b")
 
-# An agent carrying an exploit payload (Log4Shell lookups, Shellshock, script or SQL
-# injection, path traversal) is a scanner whatever else it says.
-_EXPLOIT_PAYLOAD = re.compile(r"\$\{|\(\) \{|<script|\.\./\.\./|\bunion\s+select\b", re.IGNORECASE)
+# An agent carrying an exploit payload is a scanner whatever else it says: Log4Shell lookups,
+# Shellshock, script or PHP injection, path traversal, SQL injection (a quote closing a string
+# then OR/AND, a sub-select, a timing function), or a host of Burp Suite's out-of-band service.
+_EXPLOIT_PAYLOAD = re.compile(
+    r"\$\{|\(\) \{|<script|<\?(?:=|php)|\.\./\.\./|"
+    r"\bunion\s+(?:all\s+)?select\b|\(\s*select\b|['\"]\)*\s*(?:or|and)\s+\(*[\w'\"]+\s*=|"
+    r"\b(?:pg_)?sleep\s*\(|\bwaitfor\s+delay\b|\bload_file\s*\(|burpcollaborator|\boastify\.com",
+    re.IGNORECASE,
+)
 
 
 # Each list is searched as its alternation would be, but a pattern is tried only on agents holding
@@ -117,15 +123,16 @@ def has_browser_shape(user_agent: str) -> bool:
     return bool(_ENGINE.search(user_agent) or _matomo_browsers().search(user_agent))
 
 
-def is_automated(user_agent: str) -> bool:
+def is_automated(user_agent: str, app_shaped: bool = False) -> bool:
     """True for an exploit payload, a program's words, an agent without a browser's shape, or when
-    a published crawler, monitor, scanner, feed-reader or library rule matches."""
+    a published crawler, monitor, scanner, feed-reader or library rule matches. `app_shaped`: the
+    agent was an in-app browser's own, whose app token stands for the engine it does not name."""
     if _EXPLOIT_PAYLOAD.search(user_agent):
         return True
     agent = _PEOPLES_BROWSERS.sub("", without_device_slot(user_agent))
     return bool(
         _PROGRAM_WORDS.search(agent.lower())
-        or not has_browser_shape(user_agent)
+        or not (app_shaped or has_browser_shape(user_agent))
         or _matomo_rules().search(agent)
         or _crawler_list().search(agent)
     )

@@ -51,6 +51,7 @@ PREVIEW_AGENTS = (
     "MicrosoftPreview",
     "HeadlessChrome",
     "Google-InspectionTool",
+    "googlemessages",  # Google Messages' link previewer ("… Safari/537.36 googlemessages/15.1")
     "thirdLandingPageFeInfra",  # TikTok's link preloader, otherwise an ordinary Android agent
     r"^node\b",  # Node's built-in fetch ("node"); other clients are in the crawler lists
 )
@@ -58,9 +59,11 @@ _PREVIEW = re.compile("|".join(PREVIEW_AGENTS), re.IGNORECASE)
 
 _IN_APP = tuple((name, re.compile(token)) for name, token in IN_APP_TOKENS)
 
+# The Facebook and Google apps' own agents may name no platform: FB4A is Facebook for Android,
+# FBIOS for iOS, and only the Android Google app writes "GoogleApp/" (on iOS it is "GSA/").
 _OS = (
-    ("iOS", re.compile(r"iPhone|iPod|iPad")),
-    ("Android", re.compile(r"Android")),
+    ("iOS", re.compile(r"iPhone|iPod|iPad|FBIOS")),
+    ("Android", re.compile(r"Android|FB4A|GoogleApp/")),
     ("Windows", re.compile(r"Windows")),
     ("ChromeOS", re.compile(r"CrOS")),
     ("macOS", re.compile(r"Macintosh|Mac OS X")),  # iPadOS "request desktop site" lands here
@@ -82,6 +85,10 @@ _BROWSERS = (
     ("chrome", re.compile(r"Chrome/|CriOS/|Chromium/")),
     ("safari", re.compile(r"Safari/")),
 )
+# In-app browsers whose agent may be the app's own and nothing else, no engine named:
+# "[FBAN/FB4A;FBAV/…;]", "GoogleApp/14.35.18.28.arm64". There the app's token is what shows a
+# person's browser (docs/bots.md); other apps' bare agents are their HTTP clients.
+_APPS_WITHOUT_ENGINE = frozenset({"facebook", "google"})
 # The browser families the Android rules tell apart.
 _ANDROID_BROWSERS = frozenset({"chrome", "firefox", "samsung"})
 
@@ -144,7 +151,7 @@ def classify(user_agent: str, ch_platform: str = "", ch_mobile: str = "") -> Vis
     # An app's own token is no sign of a bot (crawler lists name "WhatsApp" and "MetaIAB"),
     # but a crawler's name elsewhere in an in-app agent still is.
     agent = user_agent if in_app is None else user_agent[: in_app[1].start()] + user_agent[in_app[1].end() :]
-    if is_automated(agent):
+    if is_automated(agent, app_shaped=in_app is not None and in_app[0] in _APPS_WITHOUT_ENGINE):
         return Visitor(kind="bot", is_bot=True)
     if in_app is None:
         return Visitor(kind=_kind_of(os), os=os, browser=browser)

