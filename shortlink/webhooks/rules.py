@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from shortlink.errors import ValidationError
-from shortlink.fetcher.addresses import is_public_address
+from shortlink.fetcher.addresses import IPAddress, Resolver, address_key, is_public_address, system_resolver
 from shortlink.links import rules as link_rules
 from shortlink.webhooks.events import EVENT_TYPES, MAX_FILTER_ITEMS
 
@@ -20,6 +21,22 @@ RETRY_WINDOW_MS = 3 * 86400 * 1000
 DISABLE_AFTER_MS = RETRY_WINDOW_MS
 # The log of attempts (and dispatched events) is kept this long.
 RETENTION_MS = 30 * 86400 * 1000
+# How long saving an endpoint waits for its host name to resolve (then it is saved unjudged:
+# every delivery checks the addresses again).
+SAVE_RESOLVE_SECONDS = 5.0
+ALLOW_PRIVATE = "set [fetcher] allow_private_addresses = true to allow it"
+
+
+def kind_of(address: IPAddress) -> str:
+    """What a non-public address is, as a person would name it."""
+    address = address_key(address)
+    if address.is_loopback:
+        return "a loopback address (this machine)"
+    if address.is_link_local:
+        return "a link-local address"
+    if address.is_private:
+        return "a private address"
+    return "a non-public address"
 
 
 def validate_url(url: str, allow_private_addresses: bool) -> str:
@@ -38,8 +55,37 @@ def validate_url(url: str, allow_private_addresses: bool) -> str:
     except ValueError:
         address = None
     if address is not None and not allow_private_addresses and not is_public_address(address):
-        raise ValidationError("url", f"{address} is not a public address ([fetcher] allow_private_addresses)")
+        raise ValidationError("url", f"{address} is {kind_of(address)}; {ALLOW_PRIVATE}")
     return url
+
+
+async def judge_host(url: str, allow_private_addresses: bool, resolve: Resolver = system_resolver) -> None:
+    """A URL's host name judged when the endpoint is saved, as a delivery would judge it: every
+    address it resolves to must be public unless private ones are allowed. A name that does not
+    resolve (yet) within SAVE_RESOLVE_SECONDS is let through: deliveries check again each time,
+    since DNS answers change. A literal address, or a URL validate_url refuses, is left to it."""
+    if allow_private_addresses:
+        return
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return
+    if not host:
+        return
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    try:
+        async with asyncio.timeout(SAVE_RESOLVE_SECONDS):
+            addresses = await resolve(host, port)
+    except (OSError, ValueError, TimeoutError):
+        return
+    for address in addresses:
+        if not is_public_address(address):
+            raise ValidationError("url", f"{host} resolves to {address}, {kind_of(address)}; {ALLOW_PRIVATE}")
 
 
 def validate_events(events: Collection[str]) -> list[str]:
