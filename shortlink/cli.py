@@ -45,6 +45,7 @@ from shortlink.times import utcnow
 from shortlink.visits.invalidation import changes_told
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
+from shortlink.webhooks import rules as webhook_rules
 from shortlink.webhooks.events import CreatedWebhook, CreateWebhook, Replay, RotatedSecret, Webhook
 from shortlink.webhooks.secrets import secret_of
 
@@ -411,6 +412,8 @@ def cmd_webhooks_add(args: argparse.Namespace) -> Output:
         body = msgspec.convert(fields, CreateWebhook)
     except msgspec.ValidationError as exc:
         raise field_error(str(exc)) from None
+    # Its host name judged as the API judges it (webhooks.rules.judge_host).
+    asyncio.run(webhook_rules.judge_host(body.url, config.fetcher.allow_private_addresses))
 
     def add(conn: Connection) -> CreatedWebhook:
         account_id = accounts.account_for(conn, args.email)["id"]
