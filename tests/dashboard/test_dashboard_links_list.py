@@ -9,6 +9,7 @@ import re
 import pytest
 from litestar.testing import TestClient
 
+from shortlink.links.platforms import PLATFORM_NAMES, Platform
 from shortlink.links.schema import LINK_SORTS
 from shortlink.storage import links as link_store
 from tests.conftest import bearer
@@ -182,6 +183,7 @@ def test_platforms_show_by_their_names(make_client, conn):
     assert '<option value="APPSTORE" selected>App Store</option>' in chosen
     assert codes_in_order(chosen) == ["store"]
     assert "<dt>Platform</dt><dd>YouTube</dd>" in client.get(f"/links/{youtube}").text
+    assert set(PLATFORM_NAMES) == set(Platform)  # a new platform needs its name
 
 
 def test_the_icon_is_served_cacheable_and_every_page_links_it(make_client, conn):
