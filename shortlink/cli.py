@@ -366,7 +366,10 @@ def cmd_links_show(args: argparse.Namespace) -> Output:
 def _confirmed(question: str) -> bool:
     if not sys.stdin.isatty():
         raise ShortlinkError("not on a terminal: add --yes to delete without being asked")
-    return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
+    try:
+        return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        raise ShortlinkError("no answer (end of input): add --yes to delete without being asked") from None
 
 
 def cmd_links_delete(args: argparse.Namespace) -> Output:
@@ -518,11 +521,24 @@ def cmd_key_list(args: argparse.Namespace) -> Output:
     return {"data": found}, "\n".join(lines) or "no keys"
 
 
+# How a script sets a password: what a prompt that cannot be answered points to.
+PASSWORD_FROM_A_SCRIPT = "printf '%s\\n' \"$PASSWORD\" | shortlink account password --email EMAIL --password-stdin"
+
+
 def _read_password(from_stdin: bool) -> str:
     if from_stdin:
         return sys.stdin.readline().rstrip("\r\n")
-    first = getpass.getpass("New password: ")
-    if getpass.getpass("Again: ") != first:
+    # getpass would read a pipe's first line as the password and end at the second prompt.
+    if not sys.stdin.isatty():
+        raise ShortlinkError(f"standard input is not a terminal: to pipe the password, use {PASSWORD_FROM_A_SCRIPT}")
+    try:
+        first = getpass.getpass("New password: ")
+        again = getpass.getpass("Again: ")
+    except EOFError:
+        raise ShortlinkError(
+            f"no password typed (end of input): type it twice, or use {PASSWORD_FROM_A_SCRIPT}"
+        ) from None
+    if again != first:
         raise ValidationError("password", "the two passwords do not match")
     return first
 

@@ -7,7 +7,9 @@ are read too. `tags` holds names separated by `;`, each optionally followed by
 its colour (`spring#ff8800;clients`). Times are ISO 8601 (UTC when no offset is given).
 `is_active` is true or false (default true). `password_hash` is the protected links' hash as
 an export of this service writes it (passwords themselves never travel); `source` is where
-the link was first made (DASHBOARD, API, MCP, PUBLIC, BIO; empty for imports).
+the link was first made (DASHBOARD, API, MCP, PUBLIC, BIO; empty for imports). A CSV cell
+whose leading `'`s are followed by `=`, `+`, `-`, `@`, a tab or a carriage return loses its first
+`'`: the export's guard against spreadsheet formulas (`shortlink.csvcells`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import cast, get_args
 
 import msgspec
 
+from shortlink.csvcells import unescape
 from shortlink.imports.rows import BadRow, FileError, ImportRow, csv_records, decode, first_of, iso_time
 from shortlink.links.schema import Source
 
@@ -46,7 +49,12 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
     header, records = csv_records(text)
     if "url" not in header:
         raise FileError(f"no `url` column (the columns are {', '.join(header)}); expected {', '.join(COLUMNS)}")
-    return [_row(line, record) for line, record in records]
+    return [_row(line, _unescaped(record)) for line, record in records]
+
+
+def _unescaped(record: dict[str, str]) -> dict[str, str]:
+    """Our export writes a text cell a spreadsheet would run as a formula with a `'` before it."""
+    return {key: unescape(value) for key, value in record.items()}
 
 
 def _row(line: int, record: dict[str, str]) -> ImportRow | BadRow:
