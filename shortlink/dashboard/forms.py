@@ -17,7 +17,7 @@ from shortlink.bio.schema import SavePage
 from shortlink.errors import field_error
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, Link, UpdateLink
-from shortlink.links.tags import TagInput
+from shortlink.links.tags import Tag, TagInput
 
 BIO_PAGE_FIELDS = ("handle", "title", "description")
 CREATE_FIELDS = ("originalUrl", "customCode", "title", "description", "iosUrl", "androidUrl", "password", "expiresAt")
@@ -62,6 +62,15 @@ def link_tags(form: Mapping[str, Any]) -> list[TagInput]:
     checked by the API's rules (a ValidationError names the field `tags`)."""
     names = [name.strip() for name in text(form, "tags").split(",")]
     return tagging.validated([TagInput(name=name) for name in names if name])
+
+
+def changed_tags(form: Mapping[str, Any], tags: list[Tag]) -> list[TagInput] | None:
+    """The link's tags as the edit form's field has them, or None when the form has no such
+    field or names the tags the link has (in any order)."""
+    if "tags" not in form:
+        return None
+    typed = link_tags(form)
+    return None if sorted(tag.name for tag in typed) == sorted(tag.name for tag in tags) else typed
 
 
 def update_link(form: Mapping[str, Any], link: Link) -> UpdateLink | None:

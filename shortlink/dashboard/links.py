@@ -18,7 +18,7 @@ from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import LinkFilter, LinkSort, UpdateLink
-from shortlink.links.tags import Tag
+from shortlink.links.tags import SetTags, Tag
 from shortlink.wiring import Services
 
 PAGE_SIZE = 20
@@ -224,7 +224,13 @@ class LinkPages(SignedInController):
         return self._link_page(request, link, (await services.links.tags(session.account_id, link_id)).tags)
 
     def _link_page(
-        self, request: Request, link, tags: list[Tag], status_code: int = 200, errors: dict | None = None
+        self,
+        request: Request,
+        link,
+        tags: list[Tag],
+        status_code: int = 200,
+        errors: dict | None = None,
+        tags_typed: str | None = None,
     ) -> Response:
         options, qr_values, qr_error = qr_options(request)
         query = {
@@ -240,6 +246,7 @@ class LinkPages(SignedInController):
             status_code=status_code,
             link=link,
             tags=tags,
+            tags_value=", ".join(tag.name for tag in tags) if tags_typed is None else tags_typed,
             tag_href=functools.partial(list_href, LinkFilter(), ""),
             expiry=forms.expiry_input(link.expires_at),
             errors=errors or {},
@@ -260,13 +267,18 @@ class LinkPages(SignedInController):
         services: NamedDependency[Services],
     ) -> Response:
         link = await services.links.get(session.account_id, link_id)
+        tags = (await services.links.tags(session.account_id, link_id)).tags
+        form = await request.form()
         try:
-            patch = forms.update_link(await request.form(), link)
+            new_tags = forms.changed_tags(form, tags)  # checked before anything is saved
+            patch = forms.update_link(form, link)
             if patch is not None:
                 await services.links.update(session.account_id, link_id, patch)
+            if new_tags is not None:
+                await services.links.set_tags(session.account_id, link_id, SetTags(new_tags))
         except ValidationError as exc:
-            tags = (await services.links.tags(session.account_id, link_id)).tags
-            return self._link_page(request, link, tags, 400, {exc.field: exc.message})
+            typed = forms.text(form, "tags") if "tags" in form else None
+            return self._link_page(request, link, tags, 400, {exc.field: exc.message}, typed)
         return see_other(f"/links/{link_id}?saved=1")
 
     @post("/{link_id:str}/active")

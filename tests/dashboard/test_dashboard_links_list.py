@@ -94,6 +94,26 @@ def test_a_link_is_made_with_its_tags_or_not_at_all(make_client, conn):
     assert create_link(client, originalUrl="https://example.com/t", customCode="once", tags="ok")  # the code is free
 
 
+def test_the_links_page_changes_its_tags(make_client, conn):
+    client = signed_in(make_client, conn)
+    link_id = create_link(client, originalUrl="https://example.com/e", customCode="edit", tags="one, two")
+    page = client.get(f"/links/{link_id}").text
+    assert 'id="f-tags" name="tags" type="text" value="one, two"' in page
+    assert post(client, f"/links/{link_id}", {"tags": "two, three"}).headers["location"] == f"/links/{link_id}?saved=1"
+    assert tags_of_row(client.get("/links").text, "edit") == ["three", "two"]
+    # A refusal is told beside the field with what was typed, and saves nothing else either.
+    refused = post(client, f"/links/{link_id}", {"title": "New title", "tags": "ok, not;ok"})
+    assert refused.status_code == 400
+    assert field_error(refused.text, "tags") == "tags: a tag name must not contain ; or ,"
+    assert 'value="ok, not;ok"' in refused.text
+    assert "New title" not in client.get(f"/links/{link_id}").text
+    # A form without the field (an older page) leaves the tags; an empty field removes them.
+    assert post(client, f"/links/{link_id}", {"title": "Kept tags"}).status_code == 303
+    assert tags_of_row(client.get("/links").text, "edit") == ["three", "two"]
+    assert post(client, f"/links/{link_id}", {"tags": ""}).status_code == 303
+    assert "<dt>Tags</dt><dd>none</dd>" in client.get(f"/links/{link_id}").text
+
+
 def set_link(conn, code: str, *, created: str, clicks: int) -> None:
     conn.execute("UPDATE links SET created_at = ?, click_count = ? WHERE short_code = ?", (created, clicks, code))
     if hasattr(conn, "commit"):
