@@ -18,8 +18,17 @@ from shortlink.dashboard import forms
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
-from shortlink.targeting.describe import action_text
-from shortlink.targeting.schema import MAX_RULES, Condition, Rewrite, Rule, RulesDocument, SimulatedVisit, Variant
+from shortlink.targeting.describe import action_text, tried_sentences
+from shortlink.targeting.schema import (
+    MAX_RULES,
+    Condition,
+    Rewrite,
+    Rule,
+    RulesDocument,
+    SimulatedResult,
+    SimulatedVisit,
+    Variant,
+)
 from shortlink.targeting.validate import CONDITION_TYPES
 from shortlink.wiring import Services
 
@@ -147,7 +156,7 @@ class RulePages(SignedInController):
         *,
         status_code: int = 200,
         error: ValidationError | None = None,
-        tried: Any = None,
+        tried: SimulatedResult | None = None,
         visit: SimulatedVisit | None = None,
     ) -> Response:
         link = await services.links.get(account_id, link_id)
@@ -167,7 +176,7 @@ class RulePages(SignedInController):
             error_card=int(where.group(1)) if where else None,
             stats=stats.rules,
             top=top,
-            tried=tried,
+            sentences=tried_sentences(tried) if tried is not None else None,
             visit=visit or SimulatedVisit(user_agent=request.headers.get("user-agent", "")[:512]),
             saved=request.query_params.get("saved") == "1",
         )

@@ -5,10 +5,12 @@ and the clicks per rule."""
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
 from tests.support.dashboard import as_browser, create_link, post, signed_in
+from tests.support.visitors import DESKTOP, INSTAGRAM_IOS, IPHONE, YOUTUBE
 
 pytestmark = pytest.mark.both_backends
 
@@ -153,3 +155,48 @@ def test_the_editor_refuses_blocked_rewrite_hosts_and_ways_back_to_the_link(make
         assert refused.status_code == 400
         assert f'id="e-rule-0">{message}</p>' in html.unescape(refused.text)
     assert rules_of(client, link_id).rules == []
+
+
+def answer_of(page_html: str) -> str:
+    found = re.search(r'<div role="status" id="test-result" tabindex="-1" autofocus>(.*?)</div>', page_html, re.S)
+    assert found, "the tester's answer, focusable and focused on load"
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+
+def test_the_testers_answer_is_whole_sentences_in_plain_words(make_client, conn):
+    """Each sentence apart (they once ran together: "Rule 1 holds.The visitor…") and pages named
+    in words, not by the API's names (in_app, ios, notYet)."""
+    client = signed_in(make_client, conn)
+    link_id = create_link(client, originalUrl=YOUTUBE)
+    editor = f"/links/{link_id}/rules"
+    rule = {"r0-os": "windows", "r0-url": "https://example.com/pc", "op": "save"}
+    assert post(client, editor, rule, page=editor).status_code == 303
+    seen = []
+    for user_agent, expected in (
+        (DESKTOP, ["Rule 1 holds.", "The visitor is sent to https://example.com/pc (HTTP status 302)."]),
+        (
+            IPHONE,
+            [
+                "No rule holds, so the link's own destination applies.",
+                "The visitor sees the page that opens the app on an iPhone or iPad (iOS) (HTTP status 200),"
+                f" which leads to {YOUTUBE}.",
+            ],
+        ),
+        (INSTAGRAM_IOS, ["No rule holds", "the page that helps them leave the in-app browser"]),
+    ):
+        tried = post(client, f"{editor}/try", {"userAgent": user_agent}, page=editor)
+        assert tried.status_code == 200
+        assert 'action="/links/' + link_id + '/rules/try#test-result"' in tried.text
+        answer = answer_of(tried.text)
+        seen.append(answer)
+        position = 0
+        for sentence in expected:
+            assert sentence in answer[position:], (sentence, answer)
+            position = answer.index(sentence, position) + len(sentence)
+    later = {**rule, "startsAt": "2999-01-01T00:00"}
+    assert post(client, editor, later, page=editor).status_code == 303
+    seen.append(answer_of(post(client, f"{editor}/try", {"userAgent": DESKTOP}, page=editor).text))
+    assert "The visitor sees the page saying the link is not open yet (HTTP status 200)." in seen[-1]
+    for answer in seen:
+        assert not re.search(r"[.:][A-Z]", answer), answer  # no sentence runs into the next
+        assert not re.search(r"\b(in_app|ios|notYet)\b", answer), answer
