@@ -1,5 +1,6 @@
 """/webhooks: endpoints (the secret shown once), each one's delivery log, replay, a test event,
-and the notice of an endpoint disabled after failing for days."""
+the notice of an endpoint disabled after failing for days; an endpoint changed, its secret
+rotated (the new one shown once) and the endpoint deleted, each of the last two confirmed."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from shortlink.dashboard.forms import text
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError, field_error
-from shortlink.webhooks.events import EVENT_TYPES, CreateWebhook, Replay, UpdateWebhook
+from shortlink.webhooks.events import EVENT_TYPES, CreateWebhook, Replay, RotateSecret, UpdateWebhook
 from shortlink.wiring import Services
 
 LOG_ROWS = 50
+# The rotation page's choices: how long the current secret keeps signing beside the new one.
+OVERLAPS = ((0, "Not at all: stop it now"), (3600, "1 hour"), (86400, "1 day"), (7 * 86400, "7 days"))
 
 
 class WebhookPages(SignedInController):
@@ -34,7 +37,8 @@ class WebhookPages(SignedInController):
     async def index(
         self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]
     ) -> Response:
-        return await self._list(request, session, services)
+        deleted = request.query_params.get("deleted") == "1"
+        return await self._list(request, session, services, deleted=deleted)
 
     @post("/")
     async def create(
@@ -66,10 +70,103 @@ class WebhookPages(SignedInController):
         session: NamedDependency[SessionAccount],
         services: NamedDependency[Services],
     ) -> Response:
+        return await self._detail(request, session, services, webhook_id, done=request.query_params.get("done", ""))
+
+    async def _detail(
+        self,
+        request: Request,
+        session: SessionAccount,
+        services: Services,
+        webhook_id: str,
+        status_code: int = 200,
+        **context,
+    ) -> Response:
         hook = await services.webhooks.get(session.account_id, webhook_id)
         log = await services.webhooks.attempts(session.account_id, webhook_id, LOG_ROWS, None)
-        done = request.query_params.get("done", "")
-        return page(request, "webhook.html", hook=hook, log=log, done=done)
+        context.setdefault("errors", {})
+        context.setdefault("form", {"url": hook.url, "description": hook.description or "", "events": hook.events})
+        return page(
+            request, "webhook.html", status_code=status_code, hook=hook, log=log, event_types=EVENT_TYPES, **context
+        )
+
+    @post("/{webhook_id:str}/edit")
+    async def edit(
+        self,
+        request: Request,
+        webhook_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        form = await request.form()
+        events = [event for event in form.getall("events", []) if isinstance(event, str)]
+        fields = {"url": text(form, "url"), "events": events, "description": text(form, "description") or None}
+        try:
+            patch = msgspec.convert(fields, UpdateWebhook)
+            await services.webhooks.update(session.account_id, webhook_id, patch)
+        except (msgspec.ValidationError, ValidationError) as exc:
+            error = field_error(str(exc)) if isinstance(exc, msgspec.ValidationError) else exc
+            shown = {**fields, "description": fields["description"] or ""}
+            return await self._detail(
+                request, session, services, webhook_id, 400, errors={error.field: error.message}, form=shown
+            )
+        return see_other(f"/webhooks/{webhook_id}?done=edit")
+
+    @get("/{webhook_id:str}/rotate")
+    async def confirm_rotate(
+        self,
+        request: Request,
+        webhook_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        hook = await services.webhooks.get(session.account_id, webhook_id)
+        return page(request, "webhook_rotate.html", hook=hook, overlaps=OVERLAPS, chosen=86400, errors={})
+
+    @post("/{webhook_id:str}/rotate")
+    async def rotate(
+        self,
+        request: Request,
+        webhook_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        """The new secret is in this response only."""
+        chosen = text(await request.form(), "overlapSeconds")
+        try:  # the API's bounds (RotateSecret), for a value sent by other means than the page's choices
+            overlap = msgspec.convert({"overlapSeconds": int(chosen)}, RotateSecret).overlap_seconds
+        except (ValueError, msgspec.ValidationError):
+            hook = await services.webhooks.get(session.account_id, webhook_id)
+            errors = {"overlapSeconds": "choose how long the current secret keeps signing"}
+            return page(
+                request,
+                "webhook_rotate.html",
+                status_code=400,
+                hook=hook,
+                overlaps=OVERLAPS,
+                chosen=86400,
+                errors=errors,
+            )
+        rotated = await services.webhooks.rotate(session.account_id, webhook_id, overlap)
+        hook = await services.webhooks.get(session.account_id, webhook_id)
+        return page(request, "webhook_rotate.html", hook=hook, rotated=rotated)
+
+    @get("/{webhook_id:str}/delete")
+    async def confirm_delete(
+        self,
+        request: Request,
+        webhook_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        hook = await services.webhooks.get(session.account_id, webhook_id)
+        return page(request, "webhook_delete.html", hook=hook)
+
+    @post("/{webhook_id:str}/delete")
+    async def delete(
+        self, webhook_id: FromPath[str], session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+    ) -> Response:
+        await services.webhooks.delete(session.account_id, webhook_id)
+        return see_other("/webhooks?deleted=1")
 
     @post("/{webhook_id:str}/test")
     async def test(

@@ -115,3 +115,87 @@ def test_endpoints_log_test_replay_and_the_disabled_notice(server, browser):
     page.get_by_text("Turned back on").wait_for()
     assert "This endpoint is disabled" not in page.content()
     context.close()
+
+
+def test_an_endpoint_is_changed_its_secret_rotated_and_it_is_deleted(server, browser):
+    conn = connect(server.db)
+    key = accounts.create_key(conn, EMAIL).key
+    conn.close()
+    auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    sign_in_with_chromium(page, server, EMAIL, PASSWORD)
+    problems = []
+
+    def check(name: str) -> None:
+        problems.extend(light_and_dark_problems(page, (name,), f"dashboard-{name}-phone"))
+
+    with running_receiver() as receiver:
+        status, body = server.request(
+            "POST", "/api/v1/webhooks", json.dumps({"url": receiver.url, "events": ["link.created"]}), auth
+        )
+        assert status == 201, body
+        created = json.loads(body)["data"]
+        hook_url = f"{server.base_url}/webhooks/{created['id']}"
+        page.goto(hook_url)
+
+        # Bad input: no event left ticked; the form says so beside the field and keeps the rest.
+        page.get_by_label("Description (optional)").fill("Billing")
+        page.get_by_label("link.created").uncheck()
+        page.get_by_role("button", name="Save changes").click()
+        page.get_by_text("The changes were not saved").wait_for()
+        assert "events:" in page.locator("#e-events").inner_text()
+        assert page.get_by_label("Description (optional)").input_value() == "Billing"
+        check("webhook-edit-error")
+        # Changed: another event, a description and a new path.
+        page.get_by_label("link.updated").check()
+        page.get_by_label("Endpoint URL").fill(receiver.url + "/billing")
+        page.get_by_role("button", name="Save changes").click()
+        page.get_by_text("Saved: the next events go out as changed.").wait_for()
+        status, body = server.request("GET", f"/api/v1/webhooks/{created['id']}", None, auth)
+        changed = json.loads(body)["data"]
+        assert (changed["url"], changed["events"], changed["description"]) == (
+            receiver.url + "/billing",
+            ["link.updated"],
+            "Billing",
+        )
+
+        # Rotated, after a confirmation: the new secret shown once; both sign during the overlap.
+        page.get_by_role("link", name="Rotate the signing secret").click()
+        page.get_by_role("heading", name=f"Rotate the signing secret of {receiver.url}/billing?").wait_for()
+        assert page.get_by_label("The current secret keeps signing").input_value() == "86400"
+        check("webhook-rotate")
+        page.get_by_role("button", name="Rotate the secret").click()
+        new_secret = page.get_by_role("textbox", name="New signing secret").input_value()
+        assert new_secret.startswith("whsec_") and new_secret != created["secret"]
+        assert "The previous secret signs beside it until" in page.content()
+        check("webhook-rotated")
+        page.goto(hook_url)
+        assert new_secret not in page.content() and "The previous secret signs too until" in page.content()
+        receiver.secrets = [created["secret"], new_secret]
+        status, body = server.request(
+            "POST", "/api/v1/links", json.dumps({"originalUrl": "https://example.com/r"}), auth
+        )
+        assert status == 201, body
+        link_id = json.loads(body)["data"]["id"]
+        status, _ = server.request("PATCH", f"/api/v1/links/{link_id}", json.dumps({"title": "Rotated"}), auth)
+        assert status == 200
+        wait_for(lambda: receiver.count() >= 1, what="link.updated")
+        assert receiver.received[0].headers["host"] and receiver.types() == ["link.updated"]
+        assert receiver.received[0].verified_by == [created["secret"], new_secret]
+        check("webhook")
+
+        # Deleted, after a confirmation that says what goes with it.
+        page.get_by_role("link", name="Delete this endpoint").click()
+        page.get_by_role("heading", name=f"Delete {receiver.url}/billing?").wait_for()
+        assert "This cannot be undone." in page.content()
+        check("webhook-delete")
+        page.get_by_role("button", name="Delete the endpoint").click()
+        page.wait_for_url(server.base_url + "/webhooks?deleted=1")
+        page.get_by_text("The endpoint was deleted").wait_for()
+        assert receiver.url + "/billing" not in page.content()
+        check("webhooks-deleted")
+        status, _ = server.request("GET", f"/api/v1/webhooks/{created['id']}", None, auth)
+        assert status == 404
+    context.close()
+    assert problems == [], "\n".join(map(str, problems))
