@@ -31,6 +31,15 @@ class CrossSiteRequest(Exception):
     """A state-changing request without this page's CSRF token, or from another origin."""
 
 
+class WrongScheme(CrossSiteRequest):
+    """A form of ours sent from our own host over the other scheme (an https dashboard reached
+    over http): its Secure cookies never reached the browser, so no sign-in could work there."""
+
+    def __init__(self, address: str):
+        super().__init__(address)
+        self.address = address
+
+
 def services_of(connection: ASGIConnection) -> Services:
     return connection.app.state.services
 
@@ -62,7 +71,7 @@ async def check_csrf(request: Request) -> None:
         return
     origin = request.headers.get("origin")
     if origin is not None and not _same_origin(urlsplit(origin), request):
-        raise CrossSiteRequest()
+        raise _refusal(urlsplit(origin), request)
     session = load_session(request)
     bound_to = session.token if session is not None else request.cookies.get(FORM_COOKIE, "")
     sent = (await request.form()).get(CSRF_FIELD, "")
@@ -75,6 +84,16 @@ def _same_origin(origin: SplitResult, request: Request) -> bool:
     http:// page on our own name (a network in the middle) is another origin."""
     scheme = services_of(request).hosts.scheme
     return origin.scheme == scheme and origin.netloc.lower() == request.headers.get("host", "").lower()
+
+
+def _refusal(origin: SplitResult, request: Request) -> CrossSiteRequest:
+    """The page's own host over the other scheme is named as such, with the address to open
+    (this host when it is ours, else the short host), not as another site."""
+    hosts = services_of(request).hosts
+    host = request.headers.get("host", "")
+    if origin.scheme != hosts.scheme and origin.netloc.lower() == host.lower():
+        return WrongScheme(hosts.base_for_visitor(host))
+    return CrossSiteRequest()
 
 
 def form_token(request: Request) -> str:

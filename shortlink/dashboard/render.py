@@ -16,7 +16,7 @@ from litestar.response import Redirect, Template
 from litestar.template.config import TemplateConfig
 
 from shortlink.dashboard import charts
-from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, load_session
+from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, WrongScheme, load_session
 from shortlink.errors import NotFoundError, ShortlinkError
 from shortlink.links.platforms import platform_name
 from shortlink.pages.csp import policy
@@ -119,7 +119,14 @@ def handle_sign_in_required(request: Request, _: Exception) -> Response:
     return see_other("/login")
 
 
-def handle_cross_site(request: Request, _: Exception) -> Response:
+def handle_cross_site(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, WrongScheme):
+        return _error_page(
+            request,
+            403,
+            "Open the dashboard at its own address",
+            f"This dashboard is served at {exc.address}; open it there and sign in again.",
+        )
     return _error_page(
         request,
         403,
