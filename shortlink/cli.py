@@ -187,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--replace", action="store_true", help="delete what the target database holds first (a previous copy)"
     )
     importing = _command(
-        commands, "import", cmd_import, "import links (and their click history) from another service's export file"
+        commands,
+        "import",
+        cmd_import,
+        "import links (and their click history) from another service's export file;"
+        " the operator's import is not held to the daily link limit (the dashboard's is)",
     )
     importing.add_argument("source", choices=sorted(PARSERS), metavar="SOURCE", help=", ".join(sorted(PARSERS)))
     importing.add_argument("file", metavar="FILE", help="the export file (- for standard input)")
@@ -621,7 +625,8 @@ def _printable(text: str) -> str:
 
 
 def _outcome_line(outcome: Outcome) -> str:
-    parts = [f"line {outcome.line}: {outcome.action}"]
+    where = f"line {outcome.line}" + (f", row {outcome.row} of its INSERT" if outcome.row else "")
+    parts = [f"{where}: {outcome.action}"]
     if outcome.code:
         parts.append(outcome.code)
     if outcome.url:
@@ -634,7 +639,7 @@ def _outcome_line(outcome: Outcome) -> str:
 
 def cmd_import(args: argparse.Namespace) -> Output:
     from shortlink.app.imports import run_import
-    from shortlink.imports import yourls
+    from shortlink.imports import generic, yourls
     from shortlink.imports.rows import FileError
 
     history = None
@@ -642,6 +647,8 @@ def cmd_import(args: argparse.Namespace) -> Output:
         if args.source == "yourls" and args.file != "-" and yourls.is_dump(Path(args.file)):
             # A dump is read a statement at a time: its click log can be far bigger than memory.
             rows, history = yourls.stream(Path(args.file))
+        elif args.source == "csv" and args.file != "-":
+            rows = generic.read(Path(args.file))  # a record at a time, never the whole file
         else:
             data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
             rows = PARSERS[args.source](data)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import logging
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Literal, cast
@@ -33,10 +35,10 @@ from shortlink.applinks.service import attach_imported_app
 from shortlink.config import Config
 from shortlink.csvcells import safe_record
 from shortlink.errors import ShortlinkError, ValidationError
-from shortlink.imports import PARSERS, POLICIES, Policy
+from shortlink.imports import PARSERS, POLICIES, Policy, worker
 from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
-from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow
+from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import passwords as link_passwords
 from shortlink.links import rules, service
 from shortlink.links import tags as tagging
@@ -48,10 +50,11 @@ from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.storage import links as link_store
 from shortlink.storage import tags as tag_store
-from shortlink.times import from_iso, utcnow
+from shortlink.times import day_of, from_iso, utcnow
 from shortlink.visits.countries import open_table
 from shortlink.webhooks import outbox
 
+log = logging.getLogger("shortlink.imports")
 Action = Literal["create", "unchanged", "skip", "error"]
 # Rows per write: large enough to amortise the hop to the writer, small enough that
 # visits and other writers never wait long behind an import.
@@ -74,6 +77,8 @@ class Outcome(msgspec.Struct, omit_defaults=True):
     url: str | None = None
     reason: str | None = None  # why skipped or refused, or how the code changed
     visits: int = 0
+    row: int = 0  # the row's place in a statement of many rows (a dump's INSERT): ImportRow.row
+    clicks_left_out: int = 0  # the source's clicks of a row not created now: not imported
 
 
 class ImportReport(msgspec.Struct):
@@ -94,6 +99,7 @@ class _Planned(msgspec.Struct):
     row: ImportRow | None = None
     tags: list[tagging.TagInput] = []
     conflict: bool = False
+    file_code: str | None = None  # the row's code in the file, which its history names
 
 
 class _Known:
@@ -114,10 +120,28 @@ def plan(
     policy: Policy,
     is_ours: Callable[[str], bool],
     blocked: frozenset[str] = frozenset(),
+    daily_limit: int | None = None,
 ) -> list[_Planned]:
-    """Each row's outcome, reading only. `blocked`: the hosts no link of any door leads to."""
+    """Each row's outcome, reading only. `blocked`: the hosts no link of any door leads to.
+    `daily_limit`: the account's new links per day, which the rows to create count against
+    (today's, whatever day each link was made at the source); None for the operator's import."""
     known = _Known(link_store.destinations_of_account(conn, account_id), account_id)
-    return [_plan_row(conn, row, policy, is_ours, known, blocked) for row in rows]
+    planned = [_plan_row(conn, row, policy, is_ours, known, blocked) for row in rows]
+    if daily_limit is not None:
+        room = daily_limit - link_store.links_created_on(conn, account_id, day_of(utcnow()))
+        for item in planned:
+            if item.outcome.action == "create":
+                if room <= 0 and item.row is not None:
+                    item.outcome.action, item.outcome.reason = "error", daily_limit_reached(daily_limit)
+                    item.outcome.visits, item.outcome.clicks_left_out = 0, len(item.row.visits)
+                    item.row = None
+                room -= 1
+    return planned
+
+
+def daily_limit_reached(daily_limit: int) -> str:
+    """The spec's RATE_LIMITED message for the daily limit, as links.service words it."""
+    return f"Daily limit of {daily_limit} new links reached; it resets at 00:00 UTC"
 
 
 def _plan_row(
@@ -129,7 +153,22 @@ def _plan_row(
     blocked: frozenset[str],
 ) -> _Planned:
     if isinstance(row, BadRow):
-        return _Planned(Outcome(row.line, "error", reason=row.reason))
+        return _Planned(Outcome(row.line, "error", reason=row.reason, row=row.row))
+    planned = _plan_link(conn, row, policy, is_ours, known, blocked)
+    planned.outcome.row, planned.file_code = row.row, row.code
+    if planned.outcome.action != "create":  # its history stays behind: the report says so
+        planned.outcome.clicks_left_out = len(row.visits)
+    return planned
+
+
+def _plan_link(
+    conn: Connection,
+    row: ImportRow,
+    policy: Policy,
+    is_ours: Callable[[str], bool],
+    known: _Known,
+    blocked: frozenset[str],
+) -> _Planned:
     refused = _Planned(Outcome(row.line, "error", code=row.code, url=row.url))
     try:
         tags = tagging.validated([tagging.TagInput(name=name, colour=row.colours.get(name)) for name in row.tags])
@@ -236,33 +275,54 @@ def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str |
 
 
 def apply_chunk(
-    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+    conn: Connection,
+    account_id: int,
+    planned: list[_Planned],
+    hosts: Hosts,
+    now: datetime,
+    daily_limit: int | None = None,
 ) -> list[tuple[int, _Planned]]:
     """Create the chunk's planned links in one transaction, each row in a savepoint of its own
     (a failure refuses that row only): one commit per chunk, not per link. Returns (internal
-    link id, its planned row) of each created link."""
+    link id, its planned row) of each created link. `daily_limit` as in `plan`."""
     with transaction(conn):
-        return _apply_rows(conn, account_id, planned, hosts, now)
+        return _apply_rows(conn, account_id, planned, hosts, now, daily_limit)
 
 
 def _apply_rows(
-    conn: Connection, account_id: int, planned: list[_Planned], hosts: Hosts, now: datetime
+    conn: Connection,
+    account_id: int,
+    planned: list[_Planned],
+    hosts: Hosts,
+    now: datetime,
+    daily_limit: int | None,
 ) -> list[tuple[int, _Planned]]:
     created = []
     for item in planned:
         if item.outcome.action != "create" or item.row is None:
             continue
         row = item.row
+        made_at = from_iso(row.created_at) if row.created_at else now
         try:
             with transaction(conn):
+                # create_link counts the link on the day it was made; an import limited per day
+                # counts it on today's too (once, when that is the same day).
+                limit = NO_DAILY_LIMIT
+                if daily_limit is not None and day_of(made_at) == day_of(now):
+                    limit = daily_limit
+                elif daily_limit is not None:
+                    try:
+                        link_store.count_creation(conn, account_id, day_of(now), daily_limit)
+                    except link_store.DailyLimitReached:
+                        raise ShortlinkError(daily_limit_reached(daily_limit)) from None
                 link = service.create_link(
                     conn,
                     account_id,
                     msgspec.structs.replace(_body(row)[0], custom_code=item.outcome.code),
                     is_ours=hosts.is_ours,
                     base=hosts.base_for_account(account_id),
-                    daily_limit=NO_DAILY_LIMIT,
-                    now=from_iso(row.created_at) if row.created_at else now,
+                    daily_limit=limit,
+                    now=made_at,
                     password_hash=row.password_hash,
                     fetch_title=False,
                     source=row.source,
@@ -407,16 +467,19 @@ async def import_rows(
     changed: Callable[[str], None] = lambda _code: None,
     history: History | None = None,
     on_clicks: Callable[[int], None] = lambda _count: None,
+    daily_limit: int | None = None,
 ) -> ImportReport:
     """`run_import` on an open database and account; `changed(code)` for each link created
     (a server's link cache may hold the code as unknown). `history`, for a source too big to
     hold (a YOURLS dump's log), gives (row code, click) pairs read after the links: each
-    click of a row created now is recorded, the rest passed over, never all in memory."""
+    click of a row created now is recorded, the rest passed over, never all in memory.
+    `daily_limit`: the account's, for an import through the dashboard (`plan`); the
+    operator's `shortlink import` has none."""
     if policy not in POLICIES:
         raise ValidationError("on_conflict", f"must be one of {', '.join(POLICIES)}")
     writer = _HistoryWriter(db, HistoryLabels(open_table(config.geoip.path)), on_clicks)
     blocked = blocked_hosts(config.public.blocked_hosts)
-    planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked)
+    planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked, daily_limit)
     stopped = policy == "fail" and any(item.conflict for item in planned)
     interrupted = False
     created: dict[str, tuple[int, Outcome]] = {}  # a row's own code -> (link id, its outcome)
@@ -430,7 +493,7 @@ async def import_rows(
                         item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
                 break
             chunk = planned[start : start + CHUNK_ROWS]
-            for link_id, item in await db.write(apply_chunk, account_id, chunk, hosts, now):
+            for link_id, item in await db.write(apply_chunk, account_id, chunk, hosts, now, daily_limit):
                 assert item.row is not None, "only rows are created"
                 if item.row.code is not None:
                     created[item.row.code] = (link_id, item.outcome)
@@ -444,13 +507,16 @@ async def import_rows(
                     changed(item.outcome.code)
             on_rows(len(chunk))
         if history is not None and not interrupted:
-            await _record_history(writer, account_id, history, created, stop)
+            await _record_history(writer, account_id, history, created, _left_out(planned), stop)
         await writer.finish()
     elif history is not None and not stopped:  # a dry run counts the history each row would bring
         wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
+        left_out = _left_out(planned)
         for code, _visit in history():
             if code in wanted:
                 wanted[code].visits += 1
+            elif code in left_out:
+                left_out[code].clicks_left_out += 1
     report = _report(source, planned, dry_run, applied=not dry_run and not stopped)
     report.interrupted = interrupted
     return report
@@ -459,18 +525,27 @@ async def import_rows(
 History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
 
 
+def _left_out(planned: list[_Planned]) -> dict[str, Outcome]:
+    """The rows not created, by their code in the file: the report counts the clicks they leave out."""
+    return {item.file_code: item.outcome for item in planned if item.outcome.action != "create" and item.file_code}
+
+
 async def _record_history(
     writer: _HistoryWriter,
     account_id: int,
     history: History,
     created: dict[str, tuple[int, Outcome]],
+    left_out: dict[str, Outcome],
     stop: StopRequest | None,
 ) -> None:
     """The clicks of the links created now, in batches of CLICK_BATCH."""
     for code, visit in history():
         found = created.get(code)
         if found is None:
-            continue  # a link not created now (skipped, refused, or already here) keeps its history
+            # A link not created now (skipped, refused, or already here) keeps its history.
+            if code in left_out:
+                left_out[code].clicks_left_out += 1
+            continue
         link_id, outcome = found
         outcome.visits += 1
         writer.add(link_id, account_id, visit)
@@ -482,6 +557,15 @@ async def _record_history(
 
 def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) -> ImportReport:
     outcomes = [item.outcome for item in planned]
+    for outcome in outcomes:
+        if outcome.clicks_left_out:
+            why = (
+                "the link is already here and keeps its own history"
+                if outcome.action == "unchanged"
+                else "history comes only with a link imported now"
+            )
+            left = f"{outcome.clicks_left_out:,} click{'' if outcome.clicks_left_out == 1 else 's'} not imported: {why}"
+            outcome.reason = f"{outcome.reason}; {left}" if outcome.reason else left
     count = {
         action: sum(outcome.action == action for outcome in outcomes)
         for action in ("create", "unchanged", "skip", "error")
@@ -569,15 +653,61 @@ def jsonl_lines(records: Iterable[dict[str, str]]) -> Iterator[str]:
 # What the dashboard takes in one upload: a bigger file is for `shortlink import` (no HTTP
 # request holds it, and the CLI shows progress).
 MAX_UPLOAD_BYTES = 4 * 2**20
+# How long the parse of an upload may take (docs/import-export.md): a file of MAX_UPLOAD_BYTES
+# takes well under a second; one that takes this long is refused rather than left running.
+PARSE_SECONDS = 20.0
+
+
+async def parse_upload(source: str, data: bytes, seconds: float = PARSE_SECONDS) -> list[ImportRow | BadRow]:
+    """`data` parsed as `source`'s export in a process of its own (shortlink.imports.worker):
+    the server's interpreter lock and event loop stay free for visitors whatever the file
+    holds, and a parse still running after `seconds` is ended. ValidationError names the
+    file when it cannot be read."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "shortlink.imports.worker",
+        source,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(child.communicate(data), seconds)
+    except TimeoutError:
+        raise ValidationError(
+            "file", f"took longer than {seconds:g} s to read: use `shortlink import` on the server"
+        ) from None
+    finally:
+        if child.returncode is None:  # the deadline, or the request went away
+            child.kill()
+            await child.wait()
+    if child.returncode != 0:
+        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+        log.warning("the parse of a %s upload failed: %s", source, last[0])
+        raise ValidationError("file", f"is not a {source} export this service can read")
+    parsed = worker.DECODER.decode(out)
+    if parsed.error is not None:
+        raise ValidationError("file", f"is not a {source} export: {parsed.error}")
+    return parsed.items()
 
 
 class Imports:
     """Imports and exports for the dashboard, on the server's own database: the link cache
     (of every process, through `changed`) forgets each code created, as it may hold it as
-    unknown."""
+    unknown. Uploads are parsed in a process of their own (`parse_upload`), within
+    `parse_seconds`, and their links count against the account's daily limit."""
 
-    def __init__(self, db: Database, config: Config, hosts: Hosts, changed: Callable[[str], None]):
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        hosts: Hosts,
+        changed: Callable[[str], None],
+        parse_seconds: float = PARSE_SECONDS,
+    ):
         self.db, self.config, self.hosts, self._changed = db, config, hosts, changed
+        self.parse_seconds = parse_seconds
 
     async def run(self, account_id: int, source: str, data: bytes, policy: str, dry_run: bool) -> ImportReport:
         """Parse `data` as `source`'s export (off the event loop) and import or plan it."""
@@ -591,10 +721,7 @@ class Imports:
             raise ValidationError(
                 "file", f"is larger than {MAX_UPLOAD_BYTES // 2**20} MB: use `shortlink import` on the server"
             )
-        try:
-            rows = await asyncio.to_thread(PARSERS[source], data)
-        except FileError as exc:
-            raise ValidationError("file", f"is not a {source} export: {exc}") from None
+        rows = await parse_upload(source, data, self.parse_seconds)
         return await import_rows(
             self.db,
             self.config,
@@ -605,6 +732,7 @@ class Imports:
             policy=cast(Policy, policy),
             dry_run=dry_run,
             changed=self._changed,
+            daily_limit=self.config.limits.links_per_day,
         )
 
     async def export_lines(self, account_id: int, format: str) -> AsyncIterator[str]:

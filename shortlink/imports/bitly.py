@@ -13,11 +13,22 @@ Shlink's importer took the random one, its issue 2095), else the random one.
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
-import msgspec
-
-from shortlink.imports.rows import BadRow, FileError, ImportRow, column_of, csv_records, decode, first_of, iso_time
+from shortlink.imports.rows import (
+    BadRow,
+    FileError,
+    ImportRow,
+    column_of,
+    csv_records,
+    decode,
+    first_of,
+    iso_time,
+    json_document,
+    json_text,
+    json_texts,
+)
 
 URL_COLUMNS = ("long url", "long_url", "destination url", "destination", "original url")
 LINK_COLUMNS = ("bitlink", "link", "short link", "short url", "short_url", "id")
@@ -42,35 +53,34 @@ def code_of(link: str) -> str | None:
 
 
 def _from_json(text: str) -> list[ImportRow | BadRow]:
-    try:
-        document = msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
-        raise FileError(f"not JSON: {exc}") from None
+    document = json_document(text)
     links = document.get("links") if isinstance(document, dict) else document
     if not isinstance(links, list):
         raise FileError("expected Bitly's bitlinks JSON: an object with `links`, or a list of bitlinks")
-    rows: list[ImportRow | BadRow] = []
-    for number, link in enumerate(links, start=1):
-        if not isinstance(link, dict) or not link.get("long_url"):
-            rows.append(BadRow(number, "no long_url"))
-            continue
-        custom = [code_of(item) for item in link.get("custom_bitlinks") or [] if isinstance(item, str)]
-        try:
-            rows.append(
-                ImportRow(
-                    line=number,
-                    url=link["long_url"],
-                    code=next((code for code in custom if code), None)
-                    or code_of(link.get("link") or link.get("id") or ""),
-                    title=link.get("title") or None,
-                    tags=[tag for tag in link.get("tags") or [] if isinstance(tag, str)],
-                    created_at=iso_time("created_at", link["created_at"]) if link.get("created_at") else None,
-                    expires_at=iso_time("expiration_at", link["expiration_at"]) if link.get("expiration_at") else None,
-                )
-            )
-        except ValueError as exc:
-            rows.append(BadRow(number, str(exc)))
-    return rows
+    return [_json_row(number, link) for number, link in enumerate(links, start=1)]
+
+
+def _json_row(number: int, link: Any) -> ImportRow | BadRow:
+    if not isinstance(link, dict):
+        return BadRow(number, "not a bitlink: expected an object")
+    try:
+        url = json_text(link, "long_url")
+        if url is None:
+            return BadRow(number, "no long_url")
+        custom = [code_of(item) for item in json_texts(link, "custom_bitlinks")]
+        created, expires = json_text(link, "created_at"), json_text(link, "expiration_at")
+        return ImportRow(
+            line=number,
+            url=url,
+            code=next((code for code in custom if code), None)
+            or code_of(json_text(link, "link") or json_text(link, "id") or ""),
+            title=json_text(link, "title"),
+            tags=json_texts(link, "tags"),
+            created_at=iso_time("created_at", created) if created else None,
+            expires_at=iso_time("expiration_at", expires) if expires else None,
+        )
+    except ValueError as exc:  # urlsplit's too: a bitlink such as http://[bad
+        return BadRow(number, str(exc))
 
 
 def _from_csv(text: str) -> list[ImportRow | BadRow]:

@@ -50,6 +50,8 @@ def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
             ts_ms = int(datetime.fromisoformat(line.time).timestamp() * 1000)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
             raise FileError(f"line {number}: not a click of `shortlink export --clicks`: {exc}") from None
+        except RecursionError:
+            raise FileError(f"line {number}: not a click of `shortlink export --clicks`: nested too deep") from None
         found[line.code].append(
             ImportedVisit(
                 ts_ms=ts_ms,

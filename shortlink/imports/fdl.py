@@ -24,8 +24,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
-import msgspec
-
 from shortlink.imports.rows import (
     BadRow,
     FileError,
@@ -35,6 +33,7 @@ from shortlink.imports.rows import (
     csv_records,
     decode,
     first_of,
+    json_document,
 )
 
 SHORT_COLUMNS = ("short link", "shortlink", "short_link", "short url", "short_url")
@@ -45,10 +44,9 @@ CAMPAIGN = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content
 def parse(data: bytes) -> list[ImportRow | BadRow]:
     text = decode(data)
     if text.lstrip().startswith("["):
-        try:
-            items = msgspec.json.decode(text)
-        except msgspec.DecodeError as exc:
-            raise FileError(f"not JSON: {exc}") from None
+        items = json_document(text)
+        if not isinstance(items, list):
+            raise FileError("expected a JSON list of objects with shortLink and longDynamicLink")
         pairs = [
             (number, _text(item, "shortLink"), _text(item, "longDynamicLink"))
             for number, item in enumerate(items, start=1)
@@ -74,6 +72,13 @@ def _text(item: Any, key: str) -> str | None:
 
 
 def _row(line: int, short: str | None, long: str | None) -> ImportRow | BadRow:
+    try:
+        return _link(line, short, long)
+    except ValueError as exc:  # urlsplit's: a link such as http://[bad
+        return BadRow(line, f"unreadable link: {exc}")
+
+
+def _link(line: int, short: str | None, long: str | None) -> ImportRow | BadRow:
     if long is None:
         return BadRow(line, "no long Dynamic Link")
     query = {name: values[0] for name, values in parse_qs(urlsplit(long).query).items()}

@@ -14,14 +14,27 @@ whose leading `'`s are followed by `=`, `+`, `-`, `@`, a tab or a carriage retur
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import cast, get_args
 
 import msgspec
 
 from shortlink.csvcells import unescape
-from shortlink.imports.rows import BadRow, FileError, ImportRow, csv_records, decode, first_of, iso_time
+from shortlink.imports.rows import (
+    BadRow,
+    FileError,
+    ImportRow,
+    csv_stream,
+    decode,
+    file_lines,
+    first_of,
+    iso_time,
+    named,
+)
 from shortlink.links.schema import Source
 
 COLUMNS = (
@@ -43,21 +56,44 @@ _TRUE, _FALSE = {"true", "1", "yes", ""}, {"false", "0", "no"}
 
 
 def parse(data: bytes) -> list[ImportRow | BadRow]:
-    text = decode(data)
-    if text.lstrip().startswith("{"):
-        return [_row(line, record) for line, record in json_records(text)]
-    header, records = csv_records(text)
+    return rows_of(io.StringIO(decode(data), newline=""))
+
+
+def read(path: Path) -> list[ImportRow | BadRow]:
+    """`parse` of a file read a line at a time: neither the file nor its records are ever
+    held whole, only the rows made of them."""
+    with path.open("rb") as file:
+        return rows_of(file_lines(file))
+
+
+def rows_of(lines: Iterable[str]) -> list[ImportRow | BadRow]:
+    """The rows of the file's lines: JSON lines when the first non-blank one opens an object."""
+    lines = iter(lines)
+    skipped = 0
+    for first in lines:
+        if first.strip():
+            break
+        skipped += 1
+    else:
+        raise FileError("the file is empty")
+    if first.lstrip().startswith("{"):
+        return [_row(line, record) for line, record in json_records(itertools.chain([first], lines), skipped + 1)]
+    header, records = csv_stream(itertools.chain([first], lines))
     if "url" not in header:
-        raise FileError(f"no `url` column (the columns are {', '.join(header)}); expected {', '.join(COLUMNS)}")
-    return [_row(line, _unescaped(record)) for line, record in records]
+        raise FileError(f"no `url` column (the columns are {named(header)}); expected {', '.join(COLUMNS)}")
+    return [_row(line + skipped, _unescaped(record)) for line, record in records]
 
 
-def _unescaped(record: dict[str, str]) -> dict[str, str]:
+def _unescaped(record: dict[str, str] | BadRow) -> dict[str, str] | BadRow:
     """Our export writes a text cell a spreadsheet would run as a formula with a `'` before it."""
+    if isinstance(record, BadRow):
+        return record
     return {key: unescape(value) for key, value in record.items()}
 
 
-def _row(line: int, record: dict[str, str]) -> ImportRow | BadRow:
+def _row(line: int, record: dict[str, str] | BadRow) -> ImportRow | BadRow:
+    if isinstance(record, BadRow):
+        return record
     url = first_of(record, "url")
     if url is None:
         return BadRow(line, "url is empty")
@@ -95,24 +131,37 @@ def _source(text: str | None) -> Source | None:
     return cast(Source, text)
 
 
-def json_records(text: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """Each JSON line as {column: text}: values that are not text become text (true -> "true")."""
-    for line, content in enumerate(text.splitlines(), start=1):
+def json_records(lines: Iterable[str], first_line: int = 1) -> Iterator[tuple[int, dict[str, str] | BadRow]]:
+    """Each JSON line as {column: text}: values that are not text become text (true -> "true").
+    A line that is JSON but not a record this reads is that row's error; one that is not JSON
+    at all, the file's."""
+    for line, content in enumerate(lines, start=first_line):
         if not content.strip():
             continue
         try:
             record = msgspec.json.decode(content)
         except msgspec.DecodeError as exc:
             raise FileError(f"line {line}: not JSON: {exc}") from None
+        except RecursionError:
+            yield line, BadRow(line, "nested too deep to read")
+            continue
         if not isinstance(record, dict):
-            raise FileError(f"line {line}: not a JSON object")
-        yield (
-            line,
-            {
-                key: value if isinstance(value, str) else "" if value is None else msgspec.json.encode(value).decode()
-                for key, value in record.items()
-            },
-        )
+            yield line, BadRow(line, "not a JSON object")
+            continue
+        try:
+            yield (
+                line,
+                {
+                    key: value
+                    if isinstance(value, str)
+                    else ""
+                    if value is None
+                    else msgspec.json.encode(value).decode()
+                    for key, value in record.items()
+                },
+            )
+        except RecursionError:
+            yield line, BadRow(line, "nested too deep to read")
 
 
 def split_tags(cell: str) -> tuple[list[str], dict[str, str]]:

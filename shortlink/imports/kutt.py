@@ -12,16 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from shortlink.imports.rows import BadRow, FileError, ImportRow, decode, iso_time
+from shortlink.imports.rows import BadRow, FileError, ImportRow, decode, iso_time, json_document, json_text
 
 
 def parse(data: bytes) -> list[ImportRow | BadRow]:
-    try:
-        document = msgspec.json.decode(decode(data))
-    except msgspec.DecodeError as exc:
-        raise FileError(f"not JSON: {exc}") from None
+    document = json_document(decode(data))
     links = document.get("data") if isinstance(document, dict) else document
     if not isinstance(links, list):
         raise FileError("expected Kutt's links JSON: an object with `data`, or a list of links")
@@ -29,20 +24,24 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
 
 
 def _row(number: int, link: Any) -> ImportRow | BadRow:
-    if not isinstance(link, dict) or not link.get("target"):
-        return BadRow(number, "no target")
-    if link.get("password"):
-        return BadRow(number, "password-protected in Kutt, which does not export passwords")
-    if link.get("banned"):
-        return BadRow(number, "banned in Kutt")
+    if not isinstance(link, dict):
+        return BadRow(number, "not a link: expected an object")
     try:
+        target = json_text(link, "target")
+        if target is None:
+            return BadRow(number, "no target")
+        if link.get("password"):
+            return BadRow(number, "password-protected in Kutt, which does not export passwords")
+        if link.get("banned"):
+            return BadRow(number, "banned in Kutt")
+        created, expires = json_text(link, "created_at"), json_text(link, "expire_in")
         return ImportRow(
             line=number,
-            url=link["target"],
-            code=link.get("address") or None,
-            title=link.get("description") or None,
-            created_at=iso_time("created_at", link["created_at"]) if link.get("created_at") else None,
-            expires_at=iso_time("expire_in", link["expire_in"]) if link.get("expire_in") else None,
+            url=target,
+            code=json_text(link, "address"),
+            title=json_text(link, "description"),
+            created_at=iso_time("created_at", created) if created else None,
+            expires_at=iso_time("expire_in", expires) if expires else None,
         )
     except ValueError as exc:
         return BadRow(number, str(exc))

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
@@ -40,9 +44,11 @@ class ImportedApp(msgspec.Struct, frozen=True, kw_only=True):
 
 class ImportRow(msgspec.Struct, kw_only=True):
     """One link to import. `line` is where it starts in the file (1 for the first line), or
-    its position in a JSON file's list (1 for the first item)."""
+    its position in a JSON file's list (1 for the first item); `row`, for a statement of many
+    rows (a dump's INSERT, often one line), its place in that statement (1 for the first)."""
 
     line: int
+    row: int = 0
     url: str
     code: str | None = None
     title: str | None = None
@@ -63,6 +69,7 @@ class ImportRow(msgspec.Struct, kw_only=True):
 class BadRow(msgspec.Struct, frozen=True):
     line: int
     reason: str
+    row: int = 0  # as ImportRow.row
 
 
 class FileError(ValueError):
@@ -78,33 +85,63 @@ def decode(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
+def decoded_line(raw: bytes) -> str:
+    """One line of a file read a line at a time: UTF-8, else Windows-1252 (as `decode`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+def file_lines(file: Iterable[bytes]) -> Iterator[str]:
+    """A binary file's lines as text, each decoded on its own, a byte-order mark dropped."""
+    for number, raw in enumerate(file):
+        yield decoded_line(raw[3:] if number == 0 and raw.startswith(codecs.BOM_UTF8) else raw)
+
+
 def csv_records(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """`csv_stream` of a whole text, its records in a list."""
+    header, records = csv_stream(io.StringIO(text, newline=""))
+    return header, list(records)
+
+
+def csv_stream(lines: Iterable[str]) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
     """The header (lower-cased, trimmed) and each record as {column: value} with the line
-    it starts on. Empty records are left out; `,`, `;` or a tab separates values."""
+    it starts on, read as they are asked for. Empty records are left out; `,`, `;` or a tab
+    separates values."""
+    lines = iter(lines)
+    header_line = next(lines, "")
     # The delimiter is the one the header line uses most: values may hold the others
     # (a tags cell is `a;b`), and a header has no quoted text to mislead the count.
-    header_line = text.split("\n", 1)[0]
     delimiter = max(",;\t", key=header_line.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter)
     try:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
         raise FileError("the file is empty") from None
     except csv.Error as exc:
         raise FileError(f"not a CSV file: {exc}") from None
-    records = []
+    return header, _records(reader, header)
+
+
+def _records(reader: Any, header: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
     line = reader.line_num + 1
     while True:
         try:
             values = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             raise FileError(f"line {line}: {exc}") from None
         if any(value.strip() for value in values):
-            records.append((line, dict(zip(header, values, strict=False))))
+            yield line, dict(zip(header, values, strict=False))
         line = reader.line_num + 1
-    return header, records
+
+
+def named(header: list[str]) -> str:
+    """A header's columns for an error message, kept short whatever the file's first line is."""
+    shown = ", ".join(name[:40] for name in header[:12])
+    return shown + (f" and {len(header) - 12} more" if len(header) > 12 else "")
 
 
 def first_of(record: dict[str, str], *names: str) -> str | None:
@@ -160,7 +197,10 @@ def moment(field: str, text: str) -> datetime:
     without a colon (+0000)."""
     text = text.strip()
     if text.isdigit():
-        return datetime.fromtimestamp(int(text), UTC)
+        try:
+            return datetime.fromtimestamp(int(text[:20]), UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"{field} is no time: a Unix time beyond the year 9999 (got {text[:40]!r})") from None
     if _NAIVE.match(text):
         text = (text.replace(" ", "T") if "T" not in text and " " in text else text) + (
             "T00:00:00Z" if len(text) == 10 else "Z"
@@ -168,4 +208,59 @@ def moment(field: str, text: str) -> datetime:
     try:
         return rules.parse_time(field, text)
     except ValidationError as exc:
-        raise ValueError(f"{exc.message} (got {text!r})") from None
+        raise ValueError(f"{exc.message} (got {text[:60]!r})") from None
+
+
+def json_document(text: str) -> Any:
+    """A whole JSON file, or the one clear error of the file."""
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise FileError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise FileError("not JSON this service reads: nested too deep") from None
+
+
+def json_text(item: dict[str, Any], key: str) -> str | None:
+    """A JSON object's text field: None when missing, null or empty; a ValueError (the row's
+    error) when it is something else, a number or a list."""
+    value = item.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be text (got {_json_kind(value)})")
+    return value
+
+
+def json_texts(item: dict[str, Any], key: str) -> list[str]:
+    """A JSON object's list of texts (tags): [] when missing or null, else a list of text."""
+    value = item.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{key} must be a list of text (got {_json_kind(value)})")
+    for entry in value:
+        if not isinstance(entry, str):
+            raise ValueError(f"{key} must be a list of text (one is {_json_kind(entry)})")
+    return value
+
+
+def json_object(item: dict[str, Any], key: str) -> dict[str, Any]:
+    value = item.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{key} must be an object (got {_json_kind(value)})")
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "text"

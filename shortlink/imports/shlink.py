@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from shortlink.imports.rows import (
     BadRow,
     FileError,
@@ -25,6 +23,11 @@ from shortlink.imports.rows import (
     epoch_ms,
     first_of,
     iso_time,
+    json_document,
+    json_object,
+    json_text,
+    json_texts,
+    named,
 )
 
 
@@ -32,10 +35,7 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
     text = decode(data)
     if not text.lstrip().startswith(("{", "[")):
         return _from_csv(text)
-    try:
-        document = msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
-        raise FileError(f"not JSON: {exc}") from None
+    document = json_document(text)
     visits: dict[str, Any] = {}
     if isinstance(document, dict):
         visits = document.get("visits") or {}
@@ -47,40 +47,53 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
 
 
 def _row(number: int, item: Any, visits: dict[str, Any]) -> ImportRow | BadRow:
-    if not isinstance(item, dict) or not item.get("longUrl"):
-        return BadRow(number, "no longUrl")
-    meta = item.get("meta") or {}
-    devices = item.get("deviceLongUrls") or {}
-    code = item.get("shortCode") or None
+    if not isinstance(item, dict):
+        return BadRow(number, "not a short URL: expected an object")
     try:
+        url = json_text(item, "longUrl")
+        if url is None:
+            return BadRow(number, "no longUrl")
+        meta, devices = json_object(item, "meta"), json_object(item, "deviceLongUrls")
+        code = json_text(item, "shortCode")
+        created, until = json_text(item, "dateCreated"), json_text(meta, "validUntil")
         return ImportRow(
             line=number,
-            url=item["longUrl"],
+            url=url,
             code=code,
-            title=item.get("title") or None,
-            tags=[tag for tag in item.get("tags") or [] if isinstance(tag, str)],
-            created_at=iso_time("dateCreated", item["dateCreated"]) if item.get("dateCreated") else None,
-            expires_at=iso_time("validUntil", meta["validUntil"]) if meta.get("validUntil") else None,
-            ios_url=devices.get("ios") or None,
-            android_url=devices.get("android") or None,
+            title=json_text(item, "title"),
+            tags=json_texts(item, "tags"),
+            created_at=iso_time("dateCreated", created) if created else None,
+            expires_at=iso_time("validUntil", until) if until else None,
+            ios_url=json_text(devices, "ios"),
+            android_url=json_text(devices, "android"),
             visits=_visits(visits.get(code) if code else None),
         )
-    except (ValueError, TypeError, KeyError) as exc:
-        return BadRow(number, f"unreadable: {exc}")
+    except ValueError as exc:
+        return BadRow(number, str(exc))
 
 
 def _visits(found: Any) -> list[ImportedVisit]:
     if isinstance(found, dict):  # the whole response body of the visits endpoint
-        found = (found.get("visits") or {}).get("data")
+        inner = found.get("visits")
+        found = inner.get("data") if isinstance(inner, dict) else None
+    if found is None:
+        return []
+    if not isinstance(found, list):
+        raise ValueError("its visits must be a list")
     result = []
-    for visit in found or []:
-        location = visit.get("visitLocation") or {}
+    for number, visit in enumerate(found, start=1):
+        if not isinstance(visit, dict):
+            raise ValueError(f"visit {number} is not an object")
+        date = json_text(visit, "date")
+        if date is None:
+            raise ValueError(f"visit {number} has no date")
+        location = json_object(visit, "visitLocation")
         result.append(
             ImportedVisit(
-                ts_ms=epoch_ms("date", visit["date"]),
-                user_agent=visit.get("userAgent") or "",
-                referrer=visit.get("referer") or "",
-                country=(location.get("countryCode") or "").upper()[:2],
+                ts_ms=epoch_ms("date", date),
+                user_agent=json_text(visit, "userAgent") or "",
+                referrer=json_text(visit, "referer") or "",
+                country=(json_text(location, "countryCode") or "").upper()[:2],
                 is_bot=bool(visit.get("potentialBot")),
             )
         )
@@ -98,7 +111,7 @@ CSV_COLUMNS = ("createdat", "domain", "shortcode", "shorturl", "longurl", "title
 def _from_csv(text: str) -> list[ImportRow | BadRow]:
     header, records = csv_records(text)
     if "longurl" not in header:
-        raise FileError(f"neither Shlink's JSON nor its CSV export: no longUrl column ({', '.join(header)})")
+        raise FileError(f"neither Shlink's JSON nor its CSV export: no longUrl column ({named(header)})")
     rows: list[ImportRow | BadRow] = []
     for line, record in records:
         url = first_of(record, "longurl")

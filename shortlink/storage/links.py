@@ -39,13 +39,7 @@ def insert_link(
     with transaction(conn):
         # Counted first: the upsert locks the account's row for the day, so that creates
         # racing in other processes (PostgreSQL) wait for this one and see its count.
-        created = conn.execute(
-            "INSERT INTO link_creations (account_id, day, created) VALUES (?, ?, 1)"
-            " ON CONFLICT (account_id, day) DO UPDATE SET created = link_creations.created + 1 RETURNING created",
-            (row["account_id"], day),
-        ).fetchone()[0]
-        if created > daily_limit:
-            raise DailyLimitReached  # and the transaction, with its count, is rolled back
+        count_creation(conn, row["account_id"], day, daily_limit)
         columns = ", ".join(row)
         # The next id above every id ever used: never a deleted link's (SQLite's migration
         # 0004; a PostgreSQL identity sequence never goes back).
@@ -210,6 +204,18 @@ def delete_link(conn: Connection, link_id: int) -> None:
     """The link, its clicks and its rollups go together (ON DELETE CASCADE)."""
     with transaction(conn):
         conn.execute("DELETE FROM links WHERE id = ?", (link_id,))
+
+
+def count_creation(conn: Connection, account_id: int, day: str, daily_limit: int) -> None:
+    """One more link created by the account on `day`; DailyLimitReached over `daily_limit`
+    (the caller's transaction, with its count, is then rolled back)."""
+    created = conn.execute(
+        "INSERT INTO link_creations (account_id, day, created) VALUES (?, ?, 1)"
+        " ON CONFLICT (account_id, day) DO UPDATE SET created = link_creations.created + 1 RETURNING created",
+        (account_id, day),
+    ).fetchone()[0]
+    if created > daily_limit:
+        raise DailyLimitReached
 
 
 def links_created_on(conn: Connection, account_id: int, day: str) -> int:

@@ -42,7 +42,9 @@ def upload(client: TestClient, name: str, data: bytes, source: str, policy: str 
 def report_rows(html: str) -> list[tuple[str, str]]:
     """(line, what happens) of each row of the report table."""
     return re.findall(
-        r'<span class="label">Line </span>(\d+)</td>\s*<td><span class="badge outcome-\w+">(\w+)</span>', html
+        r'<span class="label">Line </span>(\d+)(?:, row \d+ of its INSERT)?</td>\s*'
+        r'<td><span class="badge outcome-\w+">(\w+)</span>',
+        html,
     )
 
 
