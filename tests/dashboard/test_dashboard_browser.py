@@ -153,6 +153,13 @@ def test_every_page_is_accessible_and_fits_a_phone_in_light_and_dark(server, bro
     page.get_by_label("Title (optional)").fill("A song worth sharing")
     page.get_by_role("button", name="Create link").click()
     link_path = page.url.split("?")[0].removeprefix(server.base_url)
+    # A click, so that the analytics pages show their tables (each in a region of its own name).
+    code = page.locator("h1.code").inner_text().split()[0]
+    visitor = phone(browser, IPHONE)
+    assert visitor.request.get(f"{server.base_url}/l/{code}", max_redirects=0).status < 400
+    visitor.close()
+    wait_for_text(page, server.base_url + link_path + "/analytics", "1 clicks in total")
+    assert page.get_by_role("region", name="Table of recent clicks").is_visible()
     state = signed_in.storage_state()
     signed_in.close()
     pages = {
