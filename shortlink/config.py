@@ -111,6 +111,11 @@ class DashboardConfig(_Section):
     # Sign-in attempts per minute, per account (e-mail) and per client address.
     signins_per_minute_per_account: int = 5
     signins_per_minute_per_address: int = 20
+    # Dashboard actions that make work, per account a minute; and each one per client address.
+    webhook_tests_per_minute_per_account: int = 10
+    app_checks_per_minute_per_account: int = 5
+    imports_per_minute_per_account: int = 10
+    actions_per_minute_per_address: int = 30
 
 
 class PublicConfig(_Section):
@@ -169,6 +174,10 @@ _POSITIVE = {
     ("dashboard", "max_days"),
     ("dashboard", "signins_per_minute_per_account"),
     ("dashboard", "signins_per_minute_per_address"),
+    ("dashboard", "webhook_tests_per_minute_per_account"),
+    ("dashboard", "app_checks_per_minute_per_account"),
+    ("dashboard", "imports_per_minute_per_account"),
+    ("dashboard", "actions_per_minute_per_address"),
     ("public", "expire_days"),
     ("public", "links_per_hour"),
 }

@@ -358,7 +358,10 @@ def check_app_links(loaded: LoadedConfig, facts: dict[str, Any], via: str | None
     """Each host that should name apps is fetched over HTTP(S) and its association files
     checked as Apple's and Google's validators do: one problem per mistake. `via` fetches
     from that address (before DNS points at this server) with each host's name as Host."""
-    from shortlink.applinks.check import check_host
+    import asyncio
+
+    from shortlink.applinks.check import Target, check_hosts
+    from shortlink.fetcher.addresses import address_policy, any_address
 
     try:
         apps, domains = _apps_and_domains(loaded.config.storage.location)
@@ -367,22 +370,31 @@ def check_app_links(loaded: LoadedConfig, facts: dict[str, Any], via: str | None
     if not apps:
         return []
     short = urlsplit(loaded.config.short_host)
-    targets: list[tuple[str, list[Any]]] = [(short.netloc, apps.get(None, []))]
-    targets += [(host, apps.get(None, [])) for host in loaded.config.links.domains]
-    targets += [(host, apps.get(account_id, [])) for host, account_id in domains]
-    findings, checked = [], []
-    for host, owned in targets:
+    # (host, its apps, whether the operator configured it)
+    targets: list[tuple[str, list[Any], bool]] = [(short.netloc, apps.get(None, []), True)]
+    targets += [(host, apps.get(None, []), True) for host in loaded.config.links.domains]
+    targets += [(host, apps.get(account_id, []), False) for host, account_id in domains]
+    # The title fetcher's address policy for names others' DNS may answer for; the address
+    # given as --via, and a development host the operator configured, are the operator's own.
+    policy = address_policy(loaded.config.fetcher.allow_private_addresses)
+    checks = []
+    for host, owned, configured in targets:
         ios = [app.ios for app in owned if app.ios]
         android = [app.android for app in owned if app.android]
         if not ios and not android:
             continue
         local = host.split(":")[0] in LOCAL_HOSTS
-        for result in check_host(host, f"{short.scheme}://{host}", ios, android, via=via, local=local):
-            checked.append(f"{result.host}{result.file}")
-            findings += [
-                _problem("app links", mistake, "see docs/app-links.md, The association files")
-                for mistake in result.mistakes
-            ]
+        mine = via is not None or (configured and local)
+        checks.append(
+            Target(host, f"{short.scheme}://{host}", ios, android, any_address if mine else policy, via, local)
+        )
+    findings, checked = [], []
+    for result in asyncio.run(check_hosts(checks)):
+        checked.append(f"{result.host}{result.file}")
+        findings += [
+            _problem("app links", mistake, "see docs/app-links.md, The association files")
+            for mistake in result.mistakes
+        ]
     facts["association_files_checked"] = checked
     return findings
 

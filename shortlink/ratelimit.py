@@ -3,7 +3,8 @@
 Two limiters with one interface (`Limiter`): `TokenBucketLimiter` keeps the buckets in
 this process's memory (one server process); `RedisLimiter` keeps them in Redis, exact
 across every process that shares it. `take` is a coroutine on both so that callers need
-not know which one they have; the in-memory one never suspends.
+not know which one they have; the in-memory one never suspends. `ActionLimit` puts two of
+them in front of work a signed-in person starts from the dashboard.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import logging
 import math
 import time
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from shortlink.errors import UnavailableError
+from shortlink.client_address import client_bucket
+from shortlink.errors import RateLimitedError, UnavailableError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -192,3 +195,41 @@ class RedisLimiter:
 
     async def peek(self, key: Hashable) -> int:
         return int((await self._run(key, 0))[1])
+
+
+class ActionLimit:
+    """Work a signed-in person starts from the dashboard (a webhook test event, an app-link
+    check, an import): each start takes a token from the account's bucket and from the client
+    network's (an IPv6 client is its /64), so that neither one account from many places nor
+    many accounts from one place can start more than their share."""
+
+    def __init__(self, what: str, per_account: Limiter, per_address: Limiter):
+        """`what`: the work in the plural, as the refusal names it ("app checks")."""
+        self.what, self.per_account, self.per_address = what, per_account, per_address
+
+    async def take(self, account_id: int, address: str) -> None:
+        """RATE_LIMITED, saying how long to wait, when either bucket is empty. An account over
+        its limit takes nothing from its network's bucket (it cannot hold up its neighbours),
+        and a network that is empty takes nothing from the account's."""
+        network = client_bucket(address)
+        if await self.per_address.peek(network) < 1:
+            self._refuse(await self.per_address.take(network), "from one network")
+        self._refuse(await self.per_account.take(account_id), "for one account")
+        self._refuse(await self.per_address.take(network), "from one network")
+
+    def _refuse(self, decision: Decision, whose: str) -> None:
+        if not decision.allowed:
+            raise RateLimitedError(
+                f"Too many {self.what}: at most {decision.limit} a minute {whose}. "
+                f"Please wait {decision.retry_after} s and try again.",
+                retry_after=decision.retry_after,
+            )
+
+
+@dataclass(frozen=True)
+class DashboardLimits:
+    """The dashboard's actions that make work, each limited on its own."""
+
+    webhook_tests: ActionLimit
+    app_checks: ActionLimit
+    imports: ActionLimit

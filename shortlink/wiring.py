@@ -30,7 +30,7 @@ from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, syst
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
 from shortlink.links.public import blocked_hosts
-from shortlink.ratelimit import Limiter, RedisLimiter, TokenBucketLimiter
+from shortlink.ratelimit import ActionLimit, DashboardLimits, Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
 from shortlink.storage import Connection, Database, connect, open_database
 from shortlink.storage import accounts as account_store
@@ -183,6 +183,12 @@ class Services:
             self.hosts,
             changed=link_changed,
             secret=lambda: self._cookie_secret,
+            check_policy=address_policy(config.fetcher.allow_private_addresses),
+        )
+        self.dashboard_limits = DashboardLimits(
+            webhook_tests=self._action_limit("webhook tests", dashboard.webhook_tests_per_minute_per_account),
+            app_checks=self._action_limit("app checks", dashboard.app_checks_per_minute_per_account),
+            imports=self._action_limit("imports", dashboard.imports_per_minute_per_account),
         )
         self.visits.count_app_outcome = self.apps.count_outcome
         self.webhooks, self.deliverer = self._webhooks(config)
@@ -229,6 +235,13 @@ class Services:
         # cookie secret is the key every process already shares (the database's secret
         # and the key file).
         return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
+
+    def _action_limit(self, what: str, per_account: int) -> ActionLimit:
+        name = what.replace(" ", "-")
+        per_address = self.config.dashboard.actions_per_minute_per_address
+        return ActionLimit(
+            what, self._limiter(f"{name}-account", per_account), self._limiter(f"{name}-address", per_address)
+        )
 
     async def start(self) -> None:
         self.data_version = await self.db.write(account_store.data_version)

@@ -11,14 +11,18 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from shortlink.app.hosts import Hosts
 from shortlink.app.periodic import EverySecondWriter
 from shortlink.applinks import association, deferred, service
+from shortlink.applinks.check import CHECK_SECONDS, HostCheck, Target, check_hosts
 from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, LinkAppAnalytics, SetLinkApp
+from shortlink.fetcher.addresses import AddressPolicy, public_only
 from shortlink.storage import Database
+from shortlink.storage import accounts as account_store
 from shortlink.storage import applinks as store
 from shortlink.times import utcnow
 
@@ -38,11 +42,14 @@ class Apps:
         *,
         changed: Callable[[str], None] = _nothing,
         secret: Callable[[], bytes] = bytes,
+        check_policy: AddressPolicy = public_only,
     ):
         """`changed(code)`: a link's app changed (the visitor caches of every process forget it);
-        `secret()`: the key deferred-link tokens are signed with."""
+        `secret()`: the key deferred-link tokens are signed with; `check_policy`: the addresses
+        `check` may fetch from (the title fetcher's)."""
         self.db, self.hosts = db, hosts
         self._changed, self._secret = changed, secret
+        self.check_policy = check_policy
         # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
         # path in memory, written every second (as bio page views are), never in the request.
         self._outcomes: Counter[tuple[int, str, str]] = Counter()
@@ -104,6 +111,25 @@ class Apps:
     async def resolve(self, code: str) -> DeepLink:
         """The deep path of a short link the app was opened with."""
         return await self.db.read(service.resolve_code, code)
+
+    async def check(self, account_id: int) -> Sequence[HostCheck]:
+        """Each connected custom domain's files fetched as Apple's and Google's validators fetch
+        them (no redirect followed) and checked for the account's apps, one line per mistake,
+        all within CHECK_SECONDS.
+        The domains are fetched where the service serves them: the short host's scheme and
+        port (https://DOMAIN in production)."""
+        apps = await self.list(account_id)
+        ios = [app.ios for app in apps if app.ios]
+        android = [app.android for app in apps if app.android]
+        if not ios and not android:
+            return []
+        domains = await self.db.read(account_store.domains_of, account_id)
+        short = urlsplit(self.hosts.short_host)
+        port = f":{short.port}" if short.port else ""
+        targets = [
+            Target(domain, f"{short.scheme}://{domain}{port}", ios, android, self.check_policy) for domain in domains
+        ]
+        return await check_hosts(targets, CHECK_SECONDS)
 
     async def apple_association(self, host: str) -> bytes | None:
         """The host's apple-app-site-association; None when it names no iOS app (a 404)."""

@@ -4,7 +4,6 @@ do; and, per link, the app it opens and the deep path (/apps/links/{id})."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,12 +12,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from shortlink.accounts.schema import SessionAccount
-from shortlink.applinks.check import check_host
 from shortlink.applinks.schema import AndroidApp, CreateApp, IosApp, SetLinkApp
 from shortlink.dashboard.forms import text
-from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.guard import SignedInController, client_address
 from shortlink.dashboard.render import page, see_other
-from shortlink.errors import ConflictError, ValidationError
+from shortlink.errors import ConflictError, RateLimitedError, ValidationError
 from shortlink.wiring import Services
 
 # Form field → the API field a ValidationError names, so the message lands beside its input.
@@ -113,15 +111,13 @@ class AppPages(SignedInController):
     async def check(
         self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]
     ) -> Response:
-        """Each connected domain's files fetched over https as Apple's and Google's validators
-        fetch them (no redirect followed), with one line per mistake."""
-        apps = await services.apps.list(session.account_id)
-        ios = [app.ios for app in apps if app.ios]
-        android = [app.android for app in apps if app.android]
-        domains = (await services.accounts.overview(session.account_id)).domains
-        results = []
-        for domain in domains:
-            results += await asyncio.to_thread(check_host, domain, f"https://{domain}", ios, android)
+        """Each connected domain's files fetched as Apple's and Google's validators fetch them
+        (no redirect followed), with one line per mistake; a few checks a minute."""
+        try:
+            await services.dashboard_limits.app_checks.take(session.account_id, client_address(request))
+        except RateLimitedError as exc:
+            return await self._page(request, session, services, 429, check_refused=exc.message)
+        results = await services.apps.check(session.account_id)
         return await self._page(request, session, services, checks=results, checked=True)
 
     @get("/{app_id:str}/remove")

@@ -26,10 +26,10 @@ from shortlink.analytics.csvexport import SECTIONS, analytics_csv
 from shortlink.app.imports import MAX_UPLOAD_BYTES
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import range_query
-from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.guard import SignedInController, client_address
 from shortlink.dashboard.links import BULK_ACTIONS
 from shortlink.dashboard.render import page, see_other
-from shortlink.errors import ValidationError
+from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.links.bulk import MAX_BULK_IDS, BulkLinkAction
 from shortlink.links.tags import TagInput
 from shortlink.wiring import Services
@@ -98,6 +98,7 @@ class MovingPages(SignedInController):
         values = {"source": forms.text(form, "source"), "on_conflict": forms.text(form, "on_conflict")}
         confirming = bool(forms.text(form, "payload"))
         try:
+            await services.dashboard_limits.imports.take(session.account_id, client_address(request))
             if confirming:
                 data = unpack(forms.text(form, "payload"))
             else:
@@ -108,6 +109,8 @@ class MovingPages(SignedInController):
             )
         except ValidationError as exc:
             return _import_page(request, 400, values=values, errors={exc.field: exc.message})
+        except RateLimitedError as exc:  # said beside the file
+            return _import_page(request, 429, values=values, errors={"file": exc.message})
         return _import_page(
             request,
             values=values,

@@ -11,7 +11,7 @@ from litestar.params import FromPath
 
 from shortlink.accounts.schema import SessionAccount
 from shortlink.dashboard.forms import text
-from shortlink.dashboard.guard import SignedInController
+from shortlink.dashboard.guard import SignedInController, client_address
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError, field_error
 from shortlink.webhooks.events import EVENT_TYPES, CreateWebhook, Replay, RotateSecret, UpdateWebhook
@@ -170,8 +170,14 @@ class WebhookPages(SignedInController):
 
     @post("/{webhook_id:str}/test")
     async def test(
-        self, webhook_id: FromPath[str], session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+        self,
+        request: Request,
+        webhook_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
     ) -> Response:
+        # Over the limit: RATE_LIMITED, the error page (429) saying how long to wait.
+        await services.dashboard_limits.webhook_tests.take(session.account_id, client_address(request))
         await services.webhooks.send_test(session.account_id, webhook_id)
         return see_other(f"/webhooks/{webhook_id}?done=test")
 

@@ -3,13 +3,15 @@ live server passes, and each documented mistake, served by a real local HTTP ser
 
 from __future__ import annotations
 
+import asyncio
 import json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from shortlink.applinks.check import check_host
+from shortlink.applinks.check import CHECK_SECONDS, HostCheck, Target, check_hosts
 from shortlink.applinks.schema import AndroidApp, IosApp
+from shortlink.fetcher.addresses import AddressPolicy, any_address
 from tests.applinks.test_apps_api import FINGERPRINT
 from tests.conftest import run_cli
 from tests.support.helpers import serve_in_background, wait_for
@@ -28,6 +30,21 @@ GOOD_ANDROID = [
         },
     }
 ]
+
+
+def check_host(
+    host: str,
+    base_url: str,
+    ios: list[IosApp],
+    android: list[AndroidApp],
+    via: str | None = None,
+    local: bool = False,
+    policy: AddressPolicy = any_address,
+    seconds: float = CHECK_SECONDS,
+) -> list[HostCheck]:
+    """One host checked as doctor and the dashboard check it; these tests' servers are on
+    127.0.0.1, so any address is allowed unless a test says otherwise."""
+    return asyncio.run(check_hosts([Target(host, base_url, ios, android, policy, via, local)], seconds))
 
 
 def statement(**target) -> list:
