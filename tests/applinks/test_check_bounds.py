@@ -145,6 +145,7 @@ def test_the_default_policy_refuses_a_private_address_before_connecting(hostile)
     ]
 
 
+@pytest.mark.slow
 def test_doctor_refuses_a_custom_domain_on_a_private_address_unless_told_via(tmp_path, hostile):
     db = str(tmp_path / "doctor.db")
     run_cli("key", "create", "--email", "owner@example.com", "--db", db)
