@@ -2,7 +2,7 @@
 
 One module per source, each with a pure `parse(data: bytes) -> list[ImportRow | BadRow]`:
 no database, no network. `shortlink.app.imports` applies the rows to an account through
-the same rules as every door.
+the same rules as every door; a server runs the parse in a process of its own (`worker`).
 """
 
 from __future__ import annotations
