@@ -337,7 +337,7 @@ def _apply_rows(
                     link_store.update_link(conn, stored["id"], changes)
                 if item.tags:
                     tagging.store_tags(conn, account_id, stored["id"], item.tags)
-                if row.app is not None:  # the app the source's link opened (issue 39)
+                if row.app is not None:  # the app the source's link opened
                     attach_imported_app(conn, account_id, stored["id"], row.app)
                 if changes:  # the event shows the link as imported
                     link = service.to_link(

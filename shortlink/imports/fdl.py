@@ -9,7 +9,7 @@ A long Dynamic Link is `https://example.page.link/?link=DEEP&apn=...&afl=...&ifl
 destination, `afl` as the Android and `ifl` as the iOS destination, `st` and `sd` as title
 and description, and the `utm_*` campaign parameters, added to the destination's query
 where it has none of its own. The app (`apn`, `ibi`, `isi`, `ipbi`) and the deep link `link`
-become the link's app (issue 39): it opens the account's app registered with that package or
+become the link's app: it opens the account's app registered with that package or
 bundle id (`shortlink app add`) at the path and query of `link`. Not carried: `amv`/`imv`
 (minimum versions: the store has the latest), `efr` (no preview page to skip here), `si`
 (social image), `ius` (custom scheme: universal links replace it), `ipfl` (iPads take `ifl`),
