@@ -17,8 +17,9 @@ IN_APP_TOKENS = (
     ("whatsapp", r"WhatsApp/|WAiOS/|WA4A/"),
     ("line", r"\bLine/\d"),
     ("wechat", r"MicroMessenger/"),  # also on the X5 engine ("MQQBrowser/6.2 TBS/045223")
-    ("qq", r"\bQQ/\d"),  # QQ's browser; the QQ Browser app says "MQQBrowser/" alone
-    ("google", r"\bGoogleApp/|\bGSA/\d"),  # the Google app: "GoogleApp/" on Android, "GSA/" on iOS
+    # Without a leading \b, which would make every new agent's search dearer (docs/bots.md).
+    ("qq", r" QQ/\d"),  # QQ's in-app browser; the QQ Browser app says "MQQBrowser/" alone
+    ("google", r"GoogleApp/|GSA/\d"),  # the Google app: "GoogleApp/" on Android, "GSA/" on iOS
     ("twitter", r"Twitter for iP|TwitterAndroid"),
     ("viber", r"\bViber/\d"),  # the app's browser; its preview fetcher says "Viber" alone
     ("reddit", r"\bReddit/Version"),
