@@ -66,3 +66,23 @@ def test_the_facebook_apps_bare_agent_gets_facebooks_in_app_page(client, auth):
     assert response.status_code == 200
     labels = [label for _, label in Page(response.text).anchors]
     assert labels == ["Open in app", "Open in browser", "Continue"]
+
+
+def test_a_link_rule_sends_qq_and_google_app_visitors_on_by_their_app(client, auth):
+    link = make_link(client, auth)
+    document = {
+        "rules": [
+            {"conditions": [{"type": "inApp", "values": ["qq"]}], "url": "https://example.com/qq"},
+            {"conditions": [{"type": "inApp", "values": ["google"]}], "url": "https://example.com/google"},
+        ]
+    }
+    response = client.put(f"/api/v1/links/{link['id']}/rules", json=document, headers=auth)
+    assert response.status_code == 200, response.text
+    for name, location in (
+        ("iphone qq", "https://example.com/qq"),
+        ("android google app bare", "https://example.com/google"),
+        ("iphone google app", "https://example.com/google"),
+        ("android wechat x5 tbs", "https://example.com/a?b=1#top"),
+    ):
+        response = visit(client, link["shortCode"], ua=AGENTS[name])
+        assert (response.status_code, response.headers["location"]) == (302, location), name
