@@ -11,12 +11,6 @@ crawlerdetect's test fixtures, which only its source archive ships:
 
 Every agent goes to the tuning file or to the held-back file by a hash of the agent
 itself, so a rebuild from a newer release keeps each known agent on its side.
-
-isbot's two lists (isbot.json), a check from outside rather than a sample to tune on, come from
-its repository (the npm package ships no fixtures):
-
-    git clone https://github.com/omrilotan/isbot && git -C isbot checkout 344052da664bde49579e21f1e62349280791efb3
-    python tests/corpus/build_published.py --isbot isbot
 """
 
 from __future__ import annotations
@@ -151,41 +145,14 @@ def unlisted_agents(crawlerdetect_crawlers: Path) -> dict[str, str]:
     return {ua: source for ua, source in agents.items() if ua not in ours}
 
 
-def isbot_agents(checkout: Path) -> list[dict]:
-    """isbot's browsers and crawlers (fixtures/*.yml, named groups of agents) that none of our
-    published corpora holds: what a person or a program is, by a list our rules never read."""
-    ours = {
-        row["ua"]
-        for name in ("crawlers", "unlisted", "browsers")
-        for path in HERE.glob(f"{name}*.json")
-        for row in _rows(path)
-    }
-    rows: dict[str, dict] = {}
-    for kind in ("browser", "crawler"):
-        groups = yaml.load((checkout / "fixtures" / f"{kind}s.yml").read_text("utf-8"), Loader=yaml.CSafeLoader)
-        for group, agents in groups.items():
-            for ua in map(str, agents or []):
-                if ua.strip() and ua not in ours:
-                    rows.setdefault(ua, {"ua": ua, "isbot": kind, "group": str(group)})
-    return sorted(rows.values(), key=lambda row: (row["isbot"], row["group"], row["ua"]))
-
-
-def _rows(path: Path) -> list[dict]:
-    return json.loads(path.read_text("utf-8"))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--unlisted", type=Path, help="crawlerdetect's tests/fixtures/user_agent/crawlers.txt")
-    parser.add_argument("--isbot", type=Path, help="a checkout of isbot's repository")
     args = parser.parse_args()
     for package in ("crawler-user-agents", "device_detector"):
         print(package, importlib.metadata.version(package))
     if args.unlisted:
         _split("unlisted", "source", unlisted_agents(args.unlisted))
-        return
-    if args.isbot:
-        _write("isbot.json", isbot_agents(args.isbot))
         return
     _split("crawlers", "source", crawler_agents())
     _split("browsers", "device", browser_agents())
