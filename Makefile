@@ -65,7 +65,7 @@ screenshots: $(STAMP)
 	KEEP_SCREENSHOTS=1 $(PYTEST) -m browser
 
 # Every benchmark (docs/benchmarks.md); the redirect ones need wrk (apt-get install wrk).
-BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics targeting applinks webhooks imports
+BENCHMARKS := redirects catalogue contention bio links classify dashboard analytics link_rules applinks webhooks imports
 
 bench: $(STAMP)
 	for name in $(BENCHMARKS); do $(BIN)/python -m bench.$$name || exit 1; done

@@ -30,7 +30,7 @@ from bench.redirects import (
     wrk_results,
 )
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.applinks import service as apps
 from shortlink.applinks.schema import AndroidApp, CreateApp, IosApp, SetLinkApp
 from shortlink.links import service

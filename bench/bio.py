@@ -27,7 +27,7 @@ from bench.redirects import (
     wrk_arguments,
 )
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.bio import service as bio_service
 from shortlink.bio.schema import SavePage
 from shortlink.links import service

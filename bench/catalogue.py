@@ -38,7 +38,7 @@ from bench.redirects import (
     wrk_results,
 )
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect

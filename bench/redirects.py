@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect

@@ -43,7 +43,7 @@ from bench.redirects import (
     wrk_arguments,
 )
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.config import load_config
 from shortlink.links import service
 from shortlink.links.schema import CreateLink

@@ -26,31 +26,31 @@ import msgspec
 
 from shortlink.accounts import passwords, sessions
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
-from shortlink.app.webhooks import installation_key
+from shortlink.application.hosts import Hosts
+from shortlink.application.webhooks import installation_key
 from shortlink.config import Config, ConfigError, load_config
 from shortlink.controls import terminal_safe
 from shortlink.errors import NotFoundError, ShortlinkError, ValidationError, field_error
 from shortlink.imports import PARSERS, POLICIES
+from shortlink.link_rules.describe import rule_lines
+from shortlink.link_rules.schema import RulesDocument
+from shortlink.link_rules.service import link_rules
 from shortlink.links import service
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.progress import INTERRUPTED_EXIT_CODE, Interrupted, progress, stop_on_interrupt
 from shortlink.storage import Connection, connect, is_postgresql, sqlite_path
 from shortlink.storage.sqlite import backup
-from shortlink.targeting.describe import rule_lines
-from shortlink.targeting.schema import RulesDocument
-from shortlink.targeting.service import link_rules
 from shortlink.times import utcnow
 from shortlink.visits.invalidation import changes_told
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
-from shortlink.webhooks import rules as webhook_rules
+from shortlink.webhooks import policy as webhook_policy
 from shortlink.webhooks.events import CreatedWebhook, CreateWebhook, Replay, RotatedSecret, Webhook
 from shortlink.webhooks.secrets import secret_of
 
 if TYPE_CHECKING:
-    from shortlink.app.imports import Outcome
+    from shortlink.application.imports import Outcome
 
 EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2
 SOURCES = ("DASHBOARD", "API", "MCP", "PUBLIC", "BIO")
@@ -420,7 +420,7 @@ def cmd_webhooks_add(args: argparse.Namespace) -> Output:
     except msgspec.ValidationError as exc:
         raise field_error(str(exc)) from None
     # Its host name judged as the API judges it (webhooks.rules.judge_host).
-    asyncio.run(webhook_rules.judge_host(body.url, config.fetcher.allow_private_addresses))
+    asyncio.run(webhook_policy.judge_host(body.url, config.fetcher.allow_private_addresses))
 
     def add(conn: Connection) -> CreatedWebhook:
         account_id = accounts.account_for(conn, args.email)["id"]
@@ -638,7 +638,7 @@ def _outcome_line(outcome: Outcome) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> Output:
-    from shortlink.app.imports import run_import
+    from shortlink.application.imports import run_import
     from shortlink.imports import generic, yourls
     from shortlink.imports.rows import FileError
 
@@ -704,7 +704,7 @@ def cmd_import(args: argparse.Namespace) -> Output:
 
 def cmd_export(args: argparse.Namespace) -> None:
     from shortlink.analytics import rawclicks
-    from shortlink.app.imports import csv_lines, export_records
+    from shortlink.application.imports import csv_lines, export_records
 
     if (args.start or args.end) and not args.clicks:
         raise ValidationError("--from", "goes with --clicks")

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.config import Config
 from shortlink.errors import ValidationError
 from shortlink.links import service

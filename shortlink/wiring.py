@@ -13,22 +13,23 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 
-from shortlink.app.accounts import Accounts
-from shortlink.app.analytics import Analytics
-from shortlink.app.applinks import Apps
-from shortlink.app.bio import Bio, BioCache
-from shortlink.app.hosts import Hosts
-from shortlink.app.imports import Imports
-from shortlink.app.links import Links
-from shortlink.app.public import PublicShortener
-from shortlink.app.sessions import Sessions
-from shortlink.app.targeting import ClickCaps, SharedClickCaps, Targeting
-from shortlink.app.visits import Visits
-from shortlink.app.webhooks import Webhooks, installation_key
+from shortlink.application.accounts import Accounts
+from shortlink.application.analytics import Analytics
+from shortlink.application.applinks import Apps
+from shortlink.application.bio import Bio, BioCache
+from shortlink.application.hosts import Hosts
+from shortlink.application.imports import Imports
+from shortlink.application.link_rules import ClickCaps, LinkRules, SharedClickCaps
+from shortlink.application.links import Links
+from shortlink.application.public import PublicShortener
+from shortlink.application.sessions import Sessions
+from shortlink.application.visits import Visits
+from shortlink.application.webhooks import Webhooks, installation_key
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, system_resolver
 from shortlink.fetcher.worker import TitleFetcher
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
+from shortlink.link_rules.split import DayKeys
 from shortlink.links.public import blocked_hosts
 from shortlink.ratelimit import ActionLimit, DashboardLimits, Limiter, RedisLimiter, TokenBucketLimiter
 from shortlink.sharedstate import SharedDayKeys, open_redis
@@ -36,7 +37,6 @@ from shortlink.storage import Connection, Database, connect, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.storage.sqlite import SqliteDatabase
-from shortlink.targeting.split import DayKeys
 from shortlink.visits.cache import LinkCache
 from shortlink.visits.countries import open_table
 from shortlink.visits.invalidation import LinkChanges
@@ -166,7 +166,7 @@ class Services:
             caps=ClickCaps() if self.redis is None else SharedClickCaps(self.redis),
             split_keys=DayKeys(None if shared_keys is None else shared_keys.key),
         )
-        self.targeting = Targeting(
+        self.link_rules = LinkRules(
             self.db, self.hosts, self.visits, changed=link_changed, blocked=blocked_hosts(config.public.blocked_hosts)
         )
         self.public = PublicShortener(

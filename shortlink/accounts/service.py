@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hmac
 
-from shortlink.accounts.rules import (
+from shortlink.accounts.schema import AccountOverview, AccountSummary, CreatedKey, KeySummary, Principal
+from shortlink.accounts.validation import (
     KEY_PREFIX,
     KEY_RANDOM_LENGTH,
     VISIBLE_PREFIX_LENGTH,
@@ -13,7 +14,6 @@ from shortlink.accounts.rules import (
     normalise_email,
     validate_key_name,
 )
-from shortlink.accounts.schema import AccountOverview, AccountSummary, CreatedKey, KeySummary, Principal
 from shortlink.errors import NotFoundError, UnauthorizedError, ValidationError
 from shortlink.ids import new_id, random_string
 from shortlink.links.platforms import host_name

@@ -1,7 +1,7 @@
 """Bio pages: the rules of editing one, reading it for the public, and its figures.
 
 Each function takes the SQLite connection first (as `links.service` does), so the
-application layer (`shortlink.app.bio`) runs it in one `Database.write` or `read`.
+application layer (`shortlink.application.bio`) runs it in one `Database.write` or `read`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from shortlink.bio import rules
+from shortlink.bio import validation
 from shortlink.bio.schema import BioButton, BioPage, BioStats, ButtonClicks, DayViews, SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.storage import Connection, Row
@@ -101,9 +101,9 @@ def save_page(
 ) -> tuple[BioPage, str | None]:
     """Create or change the account's page; returns it and the handle it had before (None if new)."""
     fields = {
-        "handle": rules.validate_handle(body.handle),
-        "title": rules.validate_title(body.title),
-        "description": rules.validate_description(body.description),
+        "handle": validation.validate_handle(body.handle),
+        "title": validation.validate_title(body.title),
+        "description": validation.validate_description(body.description),
         "is_published": int(body.is_published),
     }
     before = store.page_of_account(conn, account_id)
@@ -127,11 +127,11 @@ def add_button(
     """Put an existing link of the account on its page, last; returns the page and its handle."""
     page = _own_page(conn, account_id)
     link = _own_link(conn, account_id, link_id)
-    label = rules.validate_label(label)
+    label = validation.validate_label(label)
     current = store.buttons(conn, page["id"])
     if any(row["id"] == link["id"] for row in current):
         raise ValidationError("linkId", f"link {link_id} is already on the page")
-    rules.refuse_full_page(len(current))
+    validation.refuse_full_page(len(current))
     store.add_button(conn, page["id"], link["id"], label)
     return _to_page(conn, page, base, now), page["handle"]
 
@@ -151,7 +151,7 @@ def update_button(
     link = _own_link(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if label is not UNSET:
-        changes["label"] = rules.validate_label(label)
+        changes["label"] = validation.validate_label(label)
     if is_hidden is not UNSET:
         changes["is_hidden"] = int(is_hidden)
     if not changes:
@@ -176,7 +176,7 @@ def reorder_buttons(
     """Put the buttons in the order of `link_ids`, which names each of them once."""
     page = _own_page(conn, account_id)
     rows = store.buttons(conn, page["id"])
-    rules.validate_order([row["public_id"] for row in rows], link_ids)
+    validation.validate_order([row["public_id"] for row in rows], link_ids)
     internal = {row["public_id"]: row["id"] for row in rows}
     store.reorder_buttons(conn, page["id"], [internal[link_id] for link_id in link_ids])
     return _to_page(conn, page, base, now), page["handle"]

@@ -17,11 +17,11 @@ from shortlink.dashboard.apps import AppPages
 from shortlink.dashboard.bio import BioPages
 from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
+from shortlink.dashboard.link_rules import RulePages
 from shortlink.dashboard.links import LinkPages
 from shortlink.dashboard.moving import MovingPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
-from shortlink.dashboard.targeting import RulePages
 from shortlink.dashboard.webhooks import WebhookPages
 from shortlink.web.errors import NOSNIFF
 

@@ -15,8 +15,8 @@ from litestar.params import FromPath
 from shortlink import qr
 from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.ranges import DEFAULT_DAYS
-from shortlink.bio.rules import moved
 from shortlink.bio.schema import BioButton, BioPage
+from shortlink.bio.validation import moved
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import PRESETS
 from shortlink.dashboard.charts import percent_text

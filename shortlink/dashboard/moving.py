@@ -23,7 +23,7 @@ from litestar.response import Stream
 
 from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.csvexport import SECTIONS, analytics_csv
-from shortlink.app.imports import MAX_UPLOAD_BYTES
+from shortlink.application.imports import MAX_UPLOAD_BYTES
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import range_query
 from shortlink.dashboard.guard import SignedInController, client_address

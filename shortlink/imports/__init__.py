@@ -1,7 +1,7 @@
 """Reading other link services' export files into rows this service can import.
 
 One module per source, each with a pure `parse(data: bytes) -> list[ImportRow | BadRow]`:
-no database, no network. `shortlink.app.imports` applies the rows to an account through
+no database, no network. `shortlink.application.imports` applies the rows to an account through
 the same rules as every door; a server runs the parse in a process of its own (`worker`).
 """
 
@@ -13,7 +13,7 @@ from typing import Literal
 from shortlink.imports import bitly, fdl, generic, kutt, shlink, yourls
 from shortlink.imports.rows import BadRow, ImportRow
 
-# What an import does with a code that is taken or reserved here (shortlink.app.imports).
+# What an import does with a code that is taken or reserved here (shortlink.application.imports).
 Policy = Literal["skip", "suffix", "fail"]
 POLICIES: tuple[Policy, ...] = ("skip", "suffix", "fail")
 

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from shortlink.errors import ValidationError
-from shortlink.links import rules
+from shortlink.links import validation
 from shortlink.links.schema import Source
 from shortlink.times import to_iso
 
@@ -206,7 +206,7 @@ def moment(field: str, text: str) -> datetime:
             "T00:00:00Z" if len(text) == 10 else "Z"
         )
     try:
-        return rules.parse_time(field, text)
+        return validation.parse_time(field, text)
     except ValidationError as exc:
         raise ValueError(f"{exc.message} (got {text[:60]!r})") from None
 

@@ -4,7 +4,7 @@
 rows (or the file's one error) on standard output as msgpack. The server never parses an
 upload itself: a parser's C code (a regular expression, a JSON decoder) holds the interpreter
 lock for as long as it runs, which no thread of the server would give back to its event loop,
-and a process can be ended at a deadline (shortlink.app.imports.parse_upload), a thread cannot.
+and a process can be ended at a deadline (shortlink.application.imports.parse_upload), a thread cannot.
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def _is_amazon(host: str) -> bool:
 
 def detect_platform(url: str, is_ours: Callable[[str], bool] = lambda host: False) -> Platform:
     """The platform of a destination URL, from its host alone; `is_ours` tells the
-    service's own hosts (`app.hosts.Hosts.is_ours`)."""
+    service's own hosts (`application.hosts.Hosts.is_ours`)."""
     try:
         raw_host = urlsplit(url.strip()).hostname or ""
     except ValueError:

@@ -1,7 +1,7 @@
 """Creating, listing, changing and deleting links: the rules, in plain functions.
 
 Each function takes the SQLite connection first, so the application layer
-(`shortlink.app.links`) runs it in one `Database.write` or `Database.read` call, and
+(`shortlink.application.links`) runs it in one `Database.write` or `Database.read` call, and
 tests call it directly.
 """
 
@@ -16,7 +16,7 @@ from msgspec import UNSET
 from shortlink.errors import ConflictError, NotFoundError, RateLimitedError, ValidationError
 from shortlink.ids import new_id
 from shortlink.links import passwords as link_passwords
-from shortlink.links import public, rules
+from shortlink.links import public, validation
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.links.schema import CreateLink, Link, LinkFilter, Pagination, Source, UpdateLink
 from shortlink.storage import Connection, Row
@@ -68,7 +68,7 @@ def create_link(
     blocklist (links.public.blocked_hosts), which every door honours."""
     check_new_link(body, is_ours, blocked)
     expires_at = (
-        to_iso(rules.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
+        to_iso(validation.parse_future_time("expiresAt", body.expires_at, now)) if body.expires_at is not None else None
     )
     stamp = to_iso(now)
     row = {
@@ -88,7 +88,7 @@ def create_link(
         "updated_at": stamp,
     }
     fetch_at = int(now.timestamp() * 1000) if fetch_title and body.title is None else None
-    codes = [body.custom_code] if body.custom_code else [rules.random_code() for _ in range(RANDOM_CODE_ATTEMPTS)]
+    codes = [body.custom_code] if body.custom_code else [validation.random_code() for _ in range(RANDOM_CODE_ATTEMPTS)]
     for code in codes:
         try:
             inserted = store.insert_link(conn, {**row, "short_code": code}, day_of(now), daily_limit, fetch_at)
@@ -110,17 +110,17 @@ def check_new_link(body: CreateLink, is_ours: Callable[[str], bool], blocked: fr
     """The rules a new link must meet, but for its expiry (which depends on the moment):
     `create_link` checks them, and an import's dry run without writing."""
     if body.custom_code is not None:
-        rules.validate_custom_code(body.custom_code)
+        validation.validate_custom_code(body.custom_code)
     for field, url in (("originalUrl", body.original_url), ("iosUrl", body.ios_url), ("androidUrl", body.android_url)):
         if url is not None:
-            rules.validate_url(field, url)
+            validation.validate_url(field, url)
             public.refuse_blocked(field, url, blocked)
             if body.custom_code is not None:  # a random code is new: nothing can point at it yet
-                rules.refuse_link_to_itself(field, url, is_ours, body.custom_code)
+                validation.refuse_link_to_itself(field, url, is_ours, body.custom_code)
     if body.title is not None:
-        rules.validate_title(body.title)
+        validation.validate_title(body.title)
     if body.description is not None:
-        rules.validate_description(body.description)
+        validation.validate_description(body.description)
     if body.password is not None:
         link_passwords.validate_password(body.password)
 
@@ -182,12 +182,14 @@ def update_link(
     row = owned_row(conn, account_id, link_id)
     changes: dict[str, object] = {}
     if patch.title is not UNSET:
-        changes["title"] = rules.validate_title(patch.title)
+        changes["title"] = validation.validate_title(patch.title)
     if patch.is_active is not UNSET:
         changes["is_active"] = int(patch.is_active)
     if patch.expires_at is not UNSET:
         changes["expires_at"] = (
-            None if patch.expires_at is None else to_iso(rules.parse_future_time("expiresAt", patch.expires_at, now))
+            None
+            if patch.expires_at is None
+            else to_iso(validation.parse_future_time("expiresAt", patch.expires_at, now))
         )
     if patch.password is not UNSET:
         if patch.password is not None:

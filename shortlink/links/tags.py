@@ -14,7 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from shortlink.errors import ValidationError
-from shortlink.links import rules, service
+from shortlink.links import service, validation
 from shortlink.links.schema import Link, LinkFilter, Pagination
 from shortlink.storage import Connection
 from shortlink.storage import tags as store
@@ -60,7 +60,7 @@ def validate_name(name: str) -> str:
     name = name.strip()
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
         raise ValidationError("tags", f"a tag name must be 1-{MAX_NAME_LENGTH} characters")
-    rules.refuse_invisible_characters("tags", name)
+    validation.refuse_invisible_characters("tags", name)
     if any(separator in name for separator in SEPARATORS):
         raise ValidationError("tags", f"a tag name must not contain {' or '.join(SEPARATORS)}")
     if re.search(r"#[0-9a-fA-F]{6}$", name):

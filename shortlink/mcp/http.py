@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from shortlink.accounts.schema import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
 from shortlink.mcp import PATH
-from shortlink.mcp import targeting as targeting_tools  # noqa: F401 - registers the link-rules tools
+from shortlink.mcp import link_rules as link_rules_tools  # noqa: F401 - registers the link-rules tools
 from shortlink.mcp.tools import build_server
 from shortlink.web.bounds import MAX_BODY_BYTES
 from shortlink.web.errors import envelope_bytes

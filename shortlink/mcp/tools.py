@@ -26,7 +26,7 @@ from shortlink import qr
 from shortlink.accounts.schema import Principal
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalytics, AnalyticsFigures, LinkAnalytics
-from shortlink.app.accounts import Me
+from shortlink.application.accounts import Me
 from shortlink.errors import ErrorCode, ShortlinkError, field_error
 from shortlink.links.bulk import BulkCreateLinks, BulkCreateResponse
 from shortlink.links.platforms import Platform

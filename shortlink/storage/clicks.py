@@ -289,7 +289,7 @@ def _replace_nul(value: Any) -> Any:
     return value
 
 
-# Imported history (shortlink.app.imports): written by an import, which has no event loop to keep
+# Imported history (shortlink.application.imports): written by an import, which has no event loop to keep
 # free, in transactions far larger than a live batch, as a rollup pass rewrites every page it
 # touches (the rollups of a long history are spread over the whole of each table). On SQLite,
 # batches are staged in a temporary table, each with one executemany (reading a JSON array took

@@ -12,9 +12,9 @@ from types import EllipsisType
 
 import msgspec
 
+from shortlink.link_rules.matcher import CompiledRules
 from shortlink.links.platforms import Platform
 from shortlink.storage import Row
-from shortlink.targeting.matcher import CompiledRules
 from shortlink.times import from_iso
 
 # What the cache may hold, in bytes: how many links that is depends on their URLs' length.
@@ -48,7 +48,7 @@ class VisitTarget(msgspec.Struct, frozen=True, gc=False):
     is_active: bool
     expires_at: float | None  # Unix seconds
     password_hash: str | None
-    # The link's rules and limits, compiled (targeting.matcher); None for a link without: then
+    # The link's rules and limits, compiled (link_rules.matcher); None for a link without: then
     # the visit never looks at them.
     rules: CompiledRules[VisitTarget] | None = None
     app: OwnApp | None = None

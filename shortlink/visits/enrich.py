@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import ua_parser
 
-from shortlink.bio.rules import referrer_label
+from shortlink.bio.validation import referrer_label
 from shortlink.storage.labels import DIRECT, NO_CAMPAIGN, OTHER_DEVICE, UNKNOWN_COUNTRY, UNKNOWN_FAMILY
 from shortlink.visits import matomo
 from shortlink.visits.countries import CountryTable

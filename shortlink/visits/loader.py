@@ -4,7 +4,7 @@ in one query, at the end of that turn.
 Under load a turn of the loop starts many visits. Read one by one, each miss ran SQLite's
 code and its system calls between two requests, and the rest of every request then ran
 slower for the CPU caches it had emptied. Read together, SQLite runs once per turn.
-A cached link never waits here (see `app.visits.Visits.resolve`); a miss waits one turn.
+A cached link never waits here (see `application.visits.Visits.resolve`); a miss waits one turn.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Callable
 
 import msgspec
 
+from shortlink.link_rules.matcher import CompiledRules, decode
 from shortlink.links.platforms import detect_platform
 from shortlink.storage import Database, Row
 from shortlink.storage import links as link_store
-from shortlink.targeting.matcher import CompiledRules, decode
 from shortlink.visits.cache import LinkCache, VisitTarget, target_from_row
 
 # Memory of compiled rules beyond their document's text: closures, targets, tuples.

@@ -8,7 +8,7 @@ from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 
 from shortlink.accounts.schema import Principal
-from shortlink.app.accounts import Me
+from shortlink.application.accounts import Me
 from shortlink.web.openapi import error_responses
 from shortlink.wiring import Services
 

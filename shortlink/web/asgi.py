@@ -26,12 +26,12 @@ from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds
 from shortlink.web.errors import NOSNIFF, handle_exception
 from shortlink.web.exports import ExportController
 from shortlink.web.health import healthz
+from shortlink.web.link_rules import RulesController
 from shortlink.web.links import LinkController
 from shortlink.web.openapi import ClosedStructSchemaPlugin, openapi_config
 from shortlink.web.public import shorten
 from shortlink.web.qr import QrController
 from shortlink.web.tags import TagController
-from shortlink.web.targeting import RulesController
 from shortlink.web.visitor import visitor_handlers
 from shortlink.web.webhooks import WebhookController
 from shortlink.wiring import Services

@@ -3,7 +3,7 @@
 Litestar has no route for a path segment that starts with a literal "@", so these
 routes take any top-level segment and answer anything else exactly as an unknown route
 (404 in the API's envelope), for every method. Lean like the visitor path: the page's
-bytes come from `app.bio.Bio`'s cache, and the headers are read in one pass.
+bytes come from `application.bio.Bio`'s cache, and the headers are read in one pass.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from litestar.exceptions import MethodNotAllowedException, NotFoundException
 from litestar.params import FromPath
 
 from shortlink import qr
-from shortlink.app.bio import RenderedPage
+from shortlink.application.bio import RenderedPage
 from shortlink.client_address import address_of
 from shortlink.pages.templated import BIO_CONTENT_SECURITY_POLICY
 from shortlink.visits import respond

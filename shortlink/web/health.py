@@ -6,7 +6,7 @@ from litestar import get
 from litestar.di import NamedDependency
 from litestar.response import Response
 
-from shortlink.app import health
+from shortlink.application import health
 from shortlink.wiring import Services
 
 

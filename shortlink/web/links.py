@@ -1,4 +1,4 @@
-"""The /links resource: thin handlers over `app.links.Links`."""
+"""The /links resource: thin handlers over `application.links.Links`."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 
 from shortlink import qr
-from shortlink.app.public import FIELD, PublicShortener
+from shortlink.application.public import FIELD, PublicShortener
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.links.schema import Link
 from shortlink.pages.templated import CONTENT_SECURITY_POLICY, render

@@ -1,7 +1,7 @@
 """GET/HEAD /l/<code> and POST /l/<code> (the password form): the hot path.
 
 Kept lean on purpose: no dependency injection, one pass over the raw headers, and
-the visit itself in `app.visits.Visits` (resolve → decide → respond → track). This
+the visit itself in `application.visits.Visits` (resolve → decide → respond → track). This
 module only reads the request and sends the reply.
 """
 
@@ -16,7 +16,7 @@ from litestar.enums import HttpMethod
 from litestar.params import FromPath
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 
-from shortlink.app.visits import VisitRequest
+from shortlink.application.visits import VisitRequest
 from shortlink.visits import respond
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from shortlink.ids import new_id
 from shortlink.storage import Connection, Row, transaction
 from shortlink.storage import webhooks as store
 from shortlink.times import to_iso
-from shortlink.webhooks import rules
+from shortlink.webhooks import policy
 from shortlink.webhooks.events import Attempt, CreateWebhook, Replay, UpdateWebhook, Webhook
 from shortlink.webhooks.outbox import millis
 from shortlink.webhooks.secrets import new_nonce
@@ -33,7 +33,7 @@ def to_webhook(row: Row, now_ms: int) -> Webhook:
         id=row["public_id"],
         url=row["url"],
         description=row["description"],
-        events=rules.events_of(row["events"]),
+        events=policy.events_of(row["events"]),
         link_ids=None if row["link_ids"] is None else json.loads(row["link_ids"]),
         tags=None if row["tags"] is None else json.loads(row["tags"]),
         is_enabled=bool(row["is_enabled"]),
@@ -56,11 +56,11 @@ def create_endpoint(
     row = {
         "public_id": new_id("whk"),
         "account_id": account_id,
-        "url": rules.validate_url(body.url, allow_private),
+        "url": policy.validate_url(body.url, allow_private),
         "description": body.description,
-        "events": rules.stored_events(rules.validate_events(body.events)),
-        "link_ids": _names(rules.validate_names("linkIds", body.link_ids)),
-        "tags": _names(rules.validate_names("tags", body.tags)),
+        "events": policy.stored_events(policy.validate_events(body.events)),
+        "link_ids": _names(policy.validate_names("linkIds", body.link_ids)),
+        "tags": _names(policy.validate_names("tags", body.tags)),
         "secret_nonce": new_nonce(),
         "is_enabled": 1,
         "created_at": to_iso(now),
@@ -88,15 +88,15 @@ def update_endpoint(
 ) -> Webhook:
     changes: dict[str, object] = {}
     if patch.url is not UNSET:
-        changes["url"] = rules.validate_url(patch.url, allow_private)
+        changes["url"] = policy.validate_url(patch.url, allow_private)
     if patch.events is not UNSET:
-        changes["events"] = rules.stored_events(rules.validate_events(patch.events))
+        changes["events"] = policy.stored_events(policy.validate_events(patch.events))
     if patch.description is not UNSET:
         changes["description"] = patch.description
     if patch.link_ids is not UNSET:
-        changes["link_ids"] = _names(rules.validate_names("linkIds", patch.link_ids))
+        changes["link_ids"] = _names(policy.validate_names("linkIds", patch.link_ids))
     if patch.tags is not UNSET:
-        changes["tags"] = _names(rules.validate_names("tags", patch.tags))
+        changes["tags"] = _names(policy.validate_names("tags", patch.tags))
     if patch.is_enabled is not UNSET:
         changes["is_enabled"] = int(patch.is_enabled)
         if patch.is_enabled:  # a fresh start: the failures before do not count toward disabling it again

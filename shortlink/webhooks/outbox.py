@@ -24,7 +24,7 @@ from shortlink.storage import links as link_store
 from shortlink.storage import tags as tag_store
 from shortlink.storage import webhooks as store
 from shortlink.times import to_iso
-from shortlink.webhooks import rules
+from shortlink.webhooks import policy
 from shortlink.webhooks.events import CAP_REACHED, CLICKED, TEST_EVENT, ClickedData, ClickLabels
 from shortlink.webhooks.secrets import secret_of
 
@@ -164,10 +164,10 @@ class _Wants:
         self.endpoint_id, self.account_id = endpoint["id"], endpoint["account_id"]
         self.link_ids = None if endpoint["link_ids"] is None else json.loads(endpoint["link_ids"])
         self.tags = None if endpoint["tags"] is None else json.loads(endpoint["tags"])
-        self.events = frozenset(rules.events_of(endpoint["events"]))
+        self.events = frozenset(policy.events_of(endpoint["events"]))
 
     def __call__(self, event_type: str, link_public_id: str | None, link_tags: list[str]) -> bool:
-        return rules.matches(self.events, self.link_ids, self.tags, event_type, link_public_id, link_tags)
+        return policy.matches(self.events, self.link_ids, self.tags, event_type, link_public_id, link_tags)
 
 
 def emit_expired(conn: Connection, now: datetime, base_for: Callable[[int], str]) -> int:
@@ -220,11 +220,11 @@ def settle(conn: Connection, due: Row, outcome: Outcome, now_ms: int) -> bool:
             store.endpoint_succeeded(conn, due["endpoint_id"])
             return False
         first_failed = due["first_failed_ms"] or now_ms
-        at = rules.next_attempt_ms(attempts, first_failed, now_ms)
+        at = policy.next_attempt_ms(attempts, first_failed, now_ms)
         state = "failed" if at is None else "pending"
         store.settle_delivery(conn, due["delivery_id"], state, attempts, at or now_ms, first_failed)
         since = store.endpoint_failed(conn, due["endpoint_id"], now_ms)
-        if rules.should_disable(since, now_ms):
+        if policy.should_disable(since, now_ms):
             reason = f"failing without a success since {to_iso(datetime.fromtimestamp(since / 1000, UTC))}"
             store.disable_endpoint(conn, due["endpoint_id"], reason, to_iso(datetime.fromtimestamp(now_ms / 1000, UTC)))
             return True
@@ -239,7 +239,7 @@ def secrets_of(due: Row, key: bytes, now_ms: int) -> list[str]:
 
 
 def forget_old(conn: Connection, now_ms: int, limit: int) -> int:
-    return store.delete_before(conn, now_ms - rules.RETENTION_MS, limit)
+    return store.delete_before(conn, now_ms - policy.RETENTION_MS, limit)
 
 
 def claim(conn: Connection, now_ms: int, lease_ms: int, limit: int, per_link: int) -> list[Row]:

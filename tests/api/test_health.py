@@ -2,7 +2,7 @@ import os
 import threading
 import time
 
-from shortlink.app.health import click_writer_problem
+from shortlink.application.health import click_writer_problem
 from tests.support.helpers import wait_for
 
 STUCK_AFTER = 10.0

@@ -125,7 +125,7 @@ def test_reserved_words_are_rejected(client, auth, word):
 
 
 def test_the_visitor_path_segment_can_never_be_a_code(client, auth):
-    from shortlink.links.rules import RESERVED_CODES
+    from shortlink.links.validation import RESERVED_CODES
 
     assert "l" in RESERVED_CODES
     response = create(client, auth, customCode="l")

@@ -14,8 +14,8 @@ from litestar.testing import TestClient
 from PIL import Image
 
 from shortlink.accounts import service as accounts
-from shortlink.app import bio as app_bio
-from shortlink.bio import rules
+from shortlink.application import bio as app_bio
+from shortlink.bio import validation
 from shortlink.bio.schema import SavePage
 from shortlink.errors import ConflictError, NotFoundError, ValidationError
 from shortlink.links.schema import CreateLink
@@ -34,40 +34,40 @@ pytestmark = pytest.mark.both_backends
 
 @pytest.mark.parametrize("handle", ["abc", "alice_1-x", "a" * 30, "Alice"])
 def test_handles_of_3_to_30_lower_case_letters_digits_underscore_and_hyphen(handle):
-    assert rules.validate_handle(handle) == handle.lower()
+    assert validation.validate_handle(handle) == handle.lower()
 
 
 @pytest.mark.parametrize("handle", ["ab", "a" * 31, "al ice", "alice!", "ålice", "@alice", ""])
 def test_other_handles_are_refused_naming_the_field(handle):
     with pytest.raises(ValidationError, match=r"^handle: must be 3-30 characters"):
-        rules.validate_handle(handle)
+        validation.validate_handle(handle)
 
 
 @pytest.mark.parametrize("handle", ["api", "API", "login", "dashboard", "healthz"])
 def test_reserved_words_are_refused_as_for_short_codes(handle):
     with pytest.raises(ValidationError, match="reserved word"):
-        rules.validate_handle(handle)
+        validation.validate_handle(handle)
 
 
 def test_texts_are_trimmed_bounded_and_free_of_control_characters():
-    assert rules.validate_title("  My links ") == "My links"
-    assert rules.validate_description("") == ""
-    assert rules.validate_label("  ") is None
+    assert validation.validate_title("  My links ") == "My links"
+    assert validation.validate_description("") == ""
+    assert validation.validate_label("  ") is None
     for call, field in [
-        (lambda: rules.validate_title(" "), "title"),
-        (lambda: rules.validate_title("x" * 101), "title"),
-        (lambda: rules.validate_description("x" * 301), "description"),
-        (lambda: rules.validate_label("a\u202eb"), "label"),
+        (lambda: validation.validate_title(" "), "title"),
+        (lambda: validation.validate_title("x" * 101), "title"),
+        (lambda: validation.validate_description("x" * 301), "description"),
+        (lambda: validation.validate_label("a\u202eb"), "label"),
     ]:
         with pytest.raises(ValidationError, match=f"^{field}: "):
             call()
 
 
 def test_the_referrer_label_of_a_bio_page():
-    assert rules.referrer_label("sho.rt", "/@alice") == "sho.rt/@alice"
-    assert rules.referrer_label("sho.rt", "/@Alice/") == "sho.rt/@alice"
-    assert rules.referrer_label("sho.rt", "/@alice/qr.svg") is None
-    assert rules.referrer_label("sho.rt", "/l/abc") is None
+    assert validation.referrer_label("sho.rt", "/@alice") == "sho.rt/@alice"
+    assert validation.referrer_label("sho.rt", "/@Alice/") == "sho.rt/@alice"
+    assert validation.referrer_label("sho.rt", "/@alice/qr.svg") is None
+    assert validation.referrer_label("sho.rt", "/l/abc") is None
 
 
 def test_a_bio_page_on_a_domain_connected_later_is_labelled_as_one():
@@ -172,7 +172,7 @@ def test_handles_are_unique(client, conn, owner, new_key):
 
 def test_a_full_page_refuses_a_new_link_before_making_it(client, auth, owner, monkeypatch):
     bio = client.app.state.services.bio
-    monkeypatch.setattr(rules, "MAX_BUTTONS", 1)
+    monkeypatch.setattr(validation, "MAX_BUTTONS", 1)
     publish(client, owner)
     call(client, bio.create_button, owner, CreateLink(original_url="https://example.com/1"))
     with pytest.raises(ValidationError, match="at most 1 buttons"):

@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shortlink.accounts import service as accounts
-from shortlink.app.bio import Bio
-from shortlink.app.hosts import Hosts
-from shortlink.app.links import Links
+from shortlink.application.bio import Bio
+from shortlink.application.hosts import Hosts
+from shortlink.application.links import Links
 from shortlink.bio import service
 from shortlink.bio.schema import SavePage
 from shortlink.links.schema import CreateLink

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from shortlink.accounts import service as accounts
-from shortlink.app import imports as app_imports
-from shortlink.app.imports import run_import
+from shortlink.application import imports as app_imports
+from shortlink.application.imports import run_import
 from shortlink.imports import yourls
 from shortlink.imports.history import HistoryLabels
 from shortlink.imports.rows import ImportedVisit, ImportRow

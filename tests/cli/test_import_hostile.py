@@ -217,7 +217,7 @@ def test_a_big_generic_file_is_read_a_record_at_a_time(tmp_path):
             size, n = size + len(line), n + 1
     measure = (
         "import resource, sys\n"
-        "import shortlink.app.imports, shortlink.imports.generic\n"
+        "import shortlink.application.imports, shortlink.imports.generic\n"
         "from shortlink import cli\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "code = cli.main(sys.argv[1:])\n"

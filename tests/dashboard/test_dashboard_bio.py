@@ -16,7 +16,7 @@ from litestar.testing import TestClient
 from PIL import Image
 
 from shortlink.accounts import service as accounts
-from shortlink.bio import rules
+from shortlink.bio import validation
 from shortlink.errors import NotFoundError
 from tests.conftest import SHORT_HOST, bearer
 from tests.support.dashboard import as_browser, create_link, field_error, post, signed_in
@@ -230,12 +230,12 @@ def test_a_search_narrows_the_links_offered(owner):
 
 
 def test_moving_keeps_every_button_once():
-    assert rules.moved(["a", "b", "c"], "c", -1) == ["a", "c", "b"]
-    assert rules.moved(["a", "b", "c"], "a", -1) == ["a", "b", "c"]
-    assert rules.moved(["a", "b", "c"], "a", 1) == ["b", "a", "c"]
-    assert rules.moved(["a", "b", "c"], "c", 1) == ["a", "b", "c"]
+    assert validation.moved(["a", "b", "c"], "c", -1) == ["a", "c", "b"]
+    assert validation.moved(["a", "b", "c"], "a", -1) == ["a", "b", "c"]
+    assert validation.moved(["a", "b", "c"], "a", 1) == ["b", "a", "c"]
+    assert validation.moved(["a", "b", "c"], "c", 1) == ["a", "b", "c"]
     with pytest.raises(NotFoundError):
-        rules.moved(["a"], "z", 1)
+        validation.moved(["a"], "z", 1)
 
 
 # Statistics

@@ -23,7 +23,7 @@ def make_client(make_client):
 
 def rules_of(client, link_id: str) -> dict:
     with client.portal() as portal:
-        document = portal.call(client.app.state.services.targeting.rules, 1, link_id)
+        document = portal.call(client.app.state.services.link_rules.rules, 1, link_id)
     return document
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from shortlink.app.imports import parse_upload
+from shortlink.application.imports import parse_upload
 from shortlink.errors import ValidationError
 from tests.cli.test_import_hostile import MALFORMED_FILES, MALFORMED_ROWS, VALID_INSERT
 from tests.dashboard.test_dashboard_moving import IMPORTS, make_client, report_rows, upload

@@ -17,8 +17,8 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import applinks as applinks_store
 from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
+from shortlink.storage.link_rules import replace_document
 from shortlink.storage.tags import replace_link_tags
-from shortlink.storage.targeting import replace_document
 from shortlink.web.asgi import create_app
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox

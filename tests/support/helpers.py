@@ -17,7 +17,7 @@ from typing import TypeVar, cast
 from litestar.testing import TestClient
 
 from shortlink import cli
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.links import service
 from shortlink.links.schema import CreateLink, Link
 from shortlink.storage import accounts as account_store

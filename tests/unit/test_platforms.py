@@ -2,7 +2,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.links.platforms import PLATFORM_OF_HOST, WITH_SUBDOMAINS, Platform, detect_platform, host_name
 
 OWN_NAMES = ["sho.rt", "go.brand.example"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.links.platforms import Platform, detect_platform
 from shortlink.visits.appurls import (
     APP_SCHEMES,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.fetcher.addresses import IPAddress, OwnServiceResolver, address_policy
 from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, UpdateLink
@@ -26,7 +26,7 @@ from shortlink.storage import links as link_store
 from shortlink.storage import webhooks as store
 from shortlink.storage.clicks import StoredClick
 from shortlink.storage.sqlite import SqliteDatabase
-from shortlink.webhooks import endpoints, outbox, rules
+from shortlink.webhooks import endpoints, outbox, policy
 from shortlink.webhooks.deliverer import LEASE_SECONDS, Deliverer
 from shortlink.webhooks.events import CreateWebhook, Replay, UpdateWebhook
 from shortlink.webhooks.secrets import secret_of, webhook_key
@@ -124,14 +124,14 @@ async def test_failures_are_retried_on_the_schedule_then_fail_and_disable_the_en
     await drain(deliverer)
     assert receiver.count() == 1
     # Nothing more until the first backoff step has passed.
-    setup.clock.advance(rules.BACKOFF_SECONDS[0] - 1)
+    setup.clock.advance(policy.BACKOFF_SECONDS[0] - 1)
     await drain(deliverer)
     assert receiver.count() == 1
     setup.clock.advance(1)
     await drain(deliverer)
     assert receiver.count() == 2
     # Each retry comes after its step of the schedule, until 3 days after the first failure.
-    for step in rules.BACKOFF_SECONDS[1:] + (rules.BACKOFF_SECONDS[-1],) * 20:
+    for step in policy.BACKOFF_SECONDS[1:] + (policy.BACKOFF_SECONDS[-1],) * 20:
         setup.clock.advance(step)
         await drain(deliverer)
     log = setup.attempts(webhook)

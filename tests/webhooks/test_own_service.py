@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, system_resolver
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect

@@ -9,31 +9,31 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.errors import ValidationError
 from shortlink.links import passwords as link_passwords
-from shortlink.links import rules
+from shortlink.links import validation
 
 CODE_CHARS = string.ascii_letters + string.digits + "_-"
 
 
 @given(st.text(alphabet=CODE_CHARS, min_size=3, max_size=32))
 def test_codes_of_the_allowed_alphabet_pass_unless_reserved(code):
-    if code.lower() in rules.RESERVED_CODES:
+    if code.lower() in validation.RESERVED_CODES:
         with pytest.raises(ValidationError):
-            rules.validate_custom_code(code)
+            validation.validate_custom_code(code)
     else:
-        assert rules.validate_custom_code(code) == code
+        assert validation.validate_custom_code(code) == code
 
 
 @given(st.text(min_size=0, max_size=40))
 def test_any_code_outside_the_pattern_is_a_validation_error(code):
     valid = 3 <= len(code) <= 32 and all(ch in CODE_CHARS for ch in code)
-    if valid and code.lower() not in rules.RESERVED_CODES:
-        assert rules.validate_custom_code(code) == code
+    if valid and code.lower() not in validation.RESERVED_CODES:
+        assert validation.validate_custom_code(code) == code
     else:
         with pytest.raises(ValidationError) as caught:
-            rules.validate_custom_code(code)
+            validation.validate_custom_code(code)
         assert caught.value.field == "customCode"
 
 
@@ -41,7 +41,7 @@ def test_any_code_outside_the_pattern_is_a_validation_error(code):
 @settings(max_examples=300)
 def test_url_validation_never_crashes_and_accepts_only_http_urls(text):
     try:
-        rules.validate_url("originalUrl", text)
+        validation.validate_url("originalUrl", text)
     except ValidationError as error:
         assert error.field == "originalUrl"
     else:
@@ -53,7 +53,7 @@ def test_url_validation_never_crashes_and_accepts_only_http_urls(text):
     st.from_regex(r"https?://[a-z]([a-z0-9-]{0,19}[a-z0-9])?\.(com|org|io|de)(/[a-zA-Z0-9_./-]{0,40})?", fullmatch=True)
 )
 def test_ordinary_urls_are_accepted(url):
-    assert rules.validate_url("originalUrl", url) == url
+    assert validation.validate_url("originalUrl", url) == url
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_ordinary_urls_are_accepted(url):
     ],
 )
 def test_real_hosts(url):
-    assert rules.validate_url("u", url) == url
+    assert validation.validate_url("u", url) == url
 
 
 @pytest.mark.parametrize(
@@ -89,21 +89,21 @@ def test_real_hosts(url):
 )
 def test_fake_hosts_and_schemes(url):
     with pytest.raises(ValidationError):
-        rules.validate_url("u", url)
+        validation.validate_url("u", url)
 
 
 def test_random_codes_are_six_url_safe_characters_and_vary():
-    codes = {rules.random_code() for _ in range(200)}
+    codes = {validation.random_code() for _ in range(200)}
     assert len(codes) == 200
     assert all(len(code) == 6 and code.isalnum() and code.isascii() for code in codes)
 
 
 def test_future_times():
     now = datetime(2030, 1, 1, tzinfo=UTC)
-    assert rules.parse_future_time("e", "2030-01-02T00:00:00+02:00", now) == now + timedelta(hours=22)
+    assert validation.parse_future_time("e", "2030-01-02T00:00:00+02:00", now) == now + timedelta(hours=22)
     for text in ["2029-12-31T23:59:59Z", "2030-01-01T00:00:00Z", "2030-01-02", "2030-01-02T00:00:00", "soon"]:
         with pytest.raises(ValidationError):
-            rules.parse_future_time("e", text, now)
+            validation.parse_future_time("e", text, now)
 
 
 def test_password_hash_round_trip_and_salting():
@@ -122,9 +122,9 @@ def test_password_hash_round_trip_and_salting():
 def test_future_times_past_the_year_9999_in_utc_are_a_validation_error(text):
     now = datetime(2030, 1, 1, tzinfo=UTC)
     with pytest.raises(ValidationError) as caught:
-        rules.parse_future_time("expiresAt", text, now)
+        validation.parse_future_time("expiresAt", text, now)
     assert caught.value.field == "expiresAt" and "9999" in caught.value.message
-    assert rules.parse_future_time("e", "9999-12-31T23:59:59+00:00", now).tzinfo == UTC
+    assert validation.parse_future_time("e", "9999-12-31T23:59:59+00:00", now).tzinfo == UTC
 
 
 OWN_HOSTS = Hosts("", ["sho.rt", "go.brand.example:8443"]).is_ours
@@ -133,8 +133,8 @@ OWN_HOSTS = Hosts("", ["sho.rt", "go.brand.example:8443"]).is_ours
 @given(path=st.text(max_size=30), code=st.text(alphabet=CODE_CHARS, min_size=3, max_size=32))
 @settings(max_examples=300)
 def test_any_path_on_a_foreign_host_is_not_the_link_itself(path, code):
-    rules.refuse_link_to_itself("originalUrl", "https://example.com/" + path, OWN_HOSTS, code)
-    rules.refuse_link_to_itself("originalUrl", "https://sho.rt.example.com/l/" + code, OWN_HOSTS, code)
+    validation.refuse_link_to_itself("originalUrl", "https://example.com/" + path, OWN_HOSTS, code)
+    validation.refuse_link_to_itself("originalUrl", "https://sho.rt.example.com/l/" + code, OWN_HOSTS, code)
 
 
 @given(
@@ -145,7 +145,7 @@ def test_any_path_on_a_foreign_host_is_not_the_link_itself(path, code):
 )
 def test_every_spelling_of_the_links_own_short_url_is_refused(code, host, prefix, suffix):
     with pytest.raises(ValidationError) as caught:
-        rules.refuse_link_to_itself("iosUrl", f"https://{host}{prefix}{code}{suffix}", OWN_HOSTS, code)
+        validation.refuse_link_to_itself("iosUrl", f"https://{host}{prefix}{code}{suffix}", OWN_HOSTS, code)
     assert caught.value.field == "iosUrl"
 
 
@@ -156,9 +156,9 @@ def test_every_spelling_of_the_links_own_short_url_is_refused(code, host, prefix
 )
 def test_other_short_links_and_pages_of_own_hosts_are_allowed(code, other, rest):
     assume(other != code)
-    rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/l/{other}", OWN_HOSTS, code)
+    validation.refuse_link_to_itself("originalUrl", f"https://sho.rt/l/{other}", OWN_HOSTS, code)
     assume(rest != "l" and not rest.startswith("l/"))  # pages outside the visitor route
-    rules.refuse_link_to_itself("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS, code)
+    validation.refuse_link_to_itself("originalUrl", f"https://sho.rt/{rest}", OWN_HOSTS, code)
 
 
 @pytest.mark.parametrize(
@@ -172,13 +172,13 @@ def test_other_short_links_and_pages_of_own_hosts_are_allowed(code, other, rest)
 )
 def test_a_backslash_before_the_path_is_refused(url):
     with pytest.raises(ValidationError, match="backslash") as caught:
-        rules.validate_url("originalUrl", url)
+        validation.validate_url("originalUrl", url)
     assert caught.value.field == "originalUrl"
 
 
 def test_a_backslash_in_the_path_query_or_fragment_is_allowed():
     for url in ("https://example.com/a\\b", "https://example.com/?q=a\\b", "https://example.com/#a\\b"):
-        assert rules.validate_url("originalUrl", url) == url
+        assert validation.validate_url("originalUrl", url) == url
 
 
 INVISIBLE = ["\x00", "\x01", "\x0b", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\u202e", "\u2066"]
@@ -187,16 +187,16 @@ INVISIBLE = ["\x00", "\x01", "\x0b", "\x1b", "\x7f", "\x85", "\u2028", "\u2029",
 @pytest.mark.parametrize("character", INVISIBLE)
 def test_control_and_line_break_characters_are_refused_in_urls_and_titles(character):
     with pytest.raises(ValidationError, match=f"U\\+{ord(character):04X}") as caught:
-        rules.validate_url("iosUrl", f"https://example.com/a{character}b")
+        validation.validate_url("iosUrl", f"https://example.com/a{character}b")
     assert caught.value.field == "iosUrl"
     with pytest.raises(ValidationError) as caught:  # some are refused as white space at the start
-        rules.validate_url("iosUrl", f"{character}https://example.com/")
+        validation.validate_url("iosUrl", f"{character}https://example.com/")
     assert caught.value.field == "iosUrl"
     with pytest.raises(ValidationError, match="control characters") as caught:
-        rules.validate_title(f"A title{character}with it")
+        validation.validate_title(f"A title{character}with it")
     assert caught.value.field == "title"
 
 
 def test_titles_in_any_script_with_emoji_pass():
     for title in ("Привет, мир", "مرحبا بالعالم", "日本語のタイトル", "Café 👋🏽 — “quoted”"):
-        assert rules.validate_title(title) == title
+        assert validation.validate_title(title) == title

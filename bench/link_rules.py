@@ -1,7 +1,7 @@
 """Link rules on the redirect path: a link with 10 rules whose visitors all match the last one,
 against the same link without rules and a bare 302, in the same server and run.
 
-Run: .venv/bin/python -m bench.targeting [--rounds 3] [--seconds 5] [--connections 64]. Needs wrk.
+Run: .venv/bin/python -m bench.link_rules [--rounds 3] [--seconds 5] [--connections 64]. Needs wrk.
 The three endpoints are measured in alternating rounds with the same mix of real desktop user
 agents and Accept-Language headers (a wrk script rotates them), so that a slow spell of the
 machine hits all three alike; the medians give the ratios. Targets: the ruled link >= 95% of the
@@ -21,13 +21,13 @@ import msgspec
 
 from bench.redirects import free_port, have_wrk, serving, wrk, wrk_arguments
 from shortlink.accounts import service as accounts
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
+from shortlink.link_rules.schema import RulesDocument
+from shortlink.link_rules.validate import LinkContext, validated
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import connect
-from shortlink.storage.targeting import replace_document
-from shortlink.targeting.schema import RulesDocument
-from shortlink.targeting.validate import LinkContext, validated
+from shortlink.storage.link_rules import replace_document
 
 AGENTS = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -104,7 +104,7 @@ def main() -> int:
     args = wrk_arguments(__doc__.splitlines()[0]).parse_args()
     if not have_wrk():
         return 2
-    work = Path(tempfile.mkdtemp(prefix="shortlink-bench-targeting-"))
+    work = Path(tempfile.mkdtemp(prefix="shortlink-bench-link-rules-"))
     location = str(work / "bench.db")
     plain, ruled = seed(location)
     script = rotation_script(work)

@@ -14,14 +14,14 @@ from collections.abc import Callable
 
 import msgspec
 
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.config import StorageConfig
 from shortlink.keyfile import key_file_of, read_or_create, signing_key
 from shortlink.storage import Connection, Database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import webhooks as store
 from shortlink.times import utcnow
-from shortlink.webhooks import endpoints, outbox, rules
+from shortlink.webhooks import endpoints, outbox, policy
 from shortlink.webhooks.events import (
     BATCH_EVENTS,
     Attempt,
@@ -72,7 +72,7 @@ class Webhooks:
         self.click_accounts = frozenset(accounts)
 
     async def create(self, account_id: int, body: CreateWebhook) -> CreatedWebhook:
-        await rules.judge_host(body.url, self.allow_private)  # a name judged off the writer thread
+        await policy.judge_host(body.url, self.allow_private)  # a name judged off the writer thread
         now = utcnow()
         row = await self.db.write(
             endpoints.create_endpoint, account_id, body, now=now, allow_private=self.allow_private
@@ -90,7 +90,7 @@ class Webhooks:
 
     async def update(self, account_id: int, webhook_id: str, patch: UpdateWebhook) -> Webhook:
         if isinstance(patch.url, str):
-            await rules.judge_host(patch.url, self.allow_private)
+            await policy.judge_host(patch.url, self.allow_private)
         webhook = await self.db.write(
             endpoints.update_endpoint, account_id, webhook_id, patch, now=utcnow(), allow_private=self.allow_private
         )

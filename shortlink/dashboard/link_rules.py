@@ -13,13 +13,13 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from shortlink.app.sessions import SessionAccount
+from shortlink.application.sessions import SessionAccount
 from shortlink.dashboard import forms
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
-from shortlink.targeting.describe import action_text, tried_sentences
-from shortlink.targeting.schema import (
+from shortlink.link_rules.describe import action_text, tried_sentences
+from shortlink.link_rules.schema import (
     MAX_RULES,
     Condition,
     Rewrite,
@@ -29,7 +29,7 @@ from shortlink.targeting.schema import (
     SimulatedVisit,
     Variant,
 )
-from shortlink.targeting.validate import CONDITION_TYPES
+from shortlink.link_rules.validate import CONDITION_TYPES
 from shortlink.wiring import Services
 
 CONDITION_LABELS = {
@@ -160,7 +160,7 @@ class RulePages(SignedInController):
         visit: SimulatedVisit | None = None,
     ) -> Response:
         link = await services.links.get(account_id, link_id)
-        stats = await services.targeting.analytics(account_id, link_id, "30", None, None)
+        stats = await services.link_rules.analytics(account_id, link_id, "30", None, None)
         top = max((item.clicks for item in stats.rules), default=0)
         where = _RULE_INDEX.match(error.field) if error is not None else None
         return page(
@@ -189,7 +189,7 @@ class RulePages(SignedInController):
         session: NamedDependency[SessionAccount],
         services: NamedDependency[Services],
     ) -> Response:
-        document = await services.targeting.rules(session.account_id, link_id)
+        document = await services.link_rules.rules(session.account_id, link_id)
         return await self._page(request, services, session.account_id, link_id, document)
 
     @post("/")
@@ -204,7 +204,7 @@ class RulePages(SignedInController):
         document = RulesDocument()
         try:
             document = document_from_form(form, forms.text(form, "op"))
-            await services.targeting.set_rules(session.account_id, link_id, document)
+            await services.link_rules.set_rules(session.account_id, link_id, document)
         except ValidationError as exc:
             return await self._page(
                 request, services, session.account_id, link_id, document, status_code=400, error=exc
@@ -227,9 +227,9 @@ class RulePages(SignedInController):
             query=forms.text(form, "query").lstrip("?")[:2048],
             referrer=forms.text(form, "referrer")[:2048],
         )
-        document = await services.targeting.rules(session.account_id, link_id)
+        document = await services.link_rules.rules(session.account_id, link_id)
         try:
-            tried = await services.targeting.test(session.account_id, link_id, visit)
+            tried = await services.link_rules.test(session.account_id, link_id, visit)
         except ValidationError as exc:
             return await self._page(
                 request, services, session.account_id, link_id, document, status_code=400, error=exc, visit=visit

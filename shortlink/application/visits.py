@@ -6,7 +6,7 @@
   only its own account's links.
 - decide: closed (paused, expired), password, bot, and the visitor's class.
 - route (a link with rules only; docs/link-rules.md): the cap on human clicks, then the first
-  rule that holds, compiled in the cache entry (`targeting.matcher`); a link without rules skips it.
+  rule that holds, compiled in the cache entry (`link_rules.matcher`); a link without rules skips it.
 - respond: `visits.respond` builds the redirect or page as plain data.
 - track: the click goes to the in-memory recorder queue; the writer stores it later.
 """
@@ -18,18 +18,18 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
 
-from shortlink.app.hosts import Hosts
-from shortlink.app.targeting import ClickCaps
+from shortlink.application.hosts import Hosts
+from shortlink.application.link_rules import ClickCaps
 from shortlink.applinks import deferred
 from shortlink.applinks.visit import own_app_reply
 from shortlink.client_address import Network, address_of
+from shortlink.link_rules.matcher import Facts
+from shortlink.link_rules.schema import SimulatedResult, SimulatedVisit
+from shortlink.link_rules.split import DayKeys, bucket
 from shortlink.links.passwords import verify_password
 from shortlink.ratelimit import Limiter
 from shortlink.storage import Database
 from shortlink.storage.labels import UNKNOWN_COUNTRY
-from shortlink.targeting.matcher import Facts
-from shortlink.targeting.schema import SimulatedResult, SimulatedVisit
-from shortlink.targeting.split import DayKeys, bucket
 from shortlink.visits import enrich, password_entry, respond
 from shortlink.visits.cache import LinkCache, OwnApp, VisitTarget
 from shortlink.visits.classify import Visitor, classify
@@ -105,7 +105,7 @@ class Visits:
         split_keys: DayKeys | None = None,
         countries: CountryTable | None = None,
     ):
-        """`caps`, `split_keys`, `countries`: what link rules use (app.targeting, targeting.split,
+        """`caps`, `split_keys`, `countries`: what link rules use (application.link_rules, link_rules.split,
         the [geoip] table), shared between processes when Redis is."""
         self.hosts, self.cache, self.recorder = hosts, cache, recorder
         self.loader = LinkLoader(db, cache, hosts.is_ours)

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from shortlink.errors import ValidationError
 from shortlink.fetcher.addresses import IPAddress, Resolver, address_key, is_public_address, system_resolver
-from shortlink.links import rules as link_rules
+from shortlink.links import validation as link_validation
 from shortlink.webhooks.events import EVENT_TYPES, MAX_FILTER_ITEMS
 
 # Seconds to wait before each retry; the last one repeats. Roughly the Standard Webhooks
@@ -42,7 +42,7 @@ def kind_of(address: IPAddress) -> str:
 def validate_url(url: str, allow_private_addresses: bool) -> str:
     """An http(s) URL with a host; a literal address must be public unless the operator allows
     private ones. Names are checked again at every connection (webhooks.send)."""
-    link_rules.refuse_invisible_characters("url", url)
+    link_validation.refuse_invisible_characters("url", url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("url", "must be an http:// or https:// URL with a host")
@@ -105,7 +105,7 @@ def validate_names(field: str, names: list[str] | None) -> list[str] | None:
     if any(not name for name in cleaned):
         raise ValidationError(field, "items must not be empty")
     for name in cleaned:
-        link_rules.refuse_invisible_characters(field, name)
+        link_validation.refuse_invisible_characters(field, name)
     return cleaned
 
 

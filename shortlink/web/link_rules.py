@@ -9,7 +9,7 @@ from litestar.params import FromPath, JSONBody
 
 from shortlink.accounts.schema import Principal
 from shortlink.analytics.ranges import DEFAULT_DAYS
-from shortlink.targeting.schema import (
+from shortlink.link_rules.schema import (
     RuleAnalyticsResponse,
     RulesDocument,
     RulesResponse,
@@ -29,7 +29,7 @@ class RulesController(Controller):
     async def read(
         self, id: FromPath[str], principal: NamedDependency[Principal], services: NamedDependency[Services]
     ) -> RulesResponse:
-        return RulesResponse(await services.targeting.rules(principal.account_id, id))
+        return RulesResponse(await services.link_rules.rules(principal.account_id, id))
 
     @put(
         "/{id:str}/rules",
@@ -43,7 +43,7 @@ class RulesController(Controller):
         principal: NamedDependency[Principal],
         services: NamedDependency[Services],
     ) -> RulesResponse:
-        return RulesResponse(await services.targeting.set_rules(principal.account_id, id, data))
+        return RulesResponse(await services.link_rules.set_rules(principal.account_id, id, data))
 
     @post(
         "/{id:str}/rules/test",
@@ -58,7 +58,7 @@ class RulesController(Controller):
         principal: NamedDependency[Principal],
         services: NamedDependency[Services],
     ) -> SimulatedResponse:
-        return SimulatedResponse(await services.targeting.test(principal.account_id, id, data))
+        return SimulatedResponse(await services.link_rules.test(principal.account_id, id, data))
 
     @get(
         "/{id:str}/rules/analytics",
@@ -74,4 +74,4 @@ class RulesController(Controller):
         start: From = None,
         end: To = None,
     ) -> RuleAnalyticsResponse:
-        return RuleAnalyticsResponse(await services.targeting.analytics(principal.account_id, id, days, start, end))
+        return RuleAnalyticsResponse(await services.link_rules.analytics(principal.account_id, id, days, start, end))

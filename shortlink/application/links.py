@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from shortlink import qr
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.errors import ShortlinkError, field_error
 from shortlink.links import passwords as link_passwords
 from shortlink.links import service

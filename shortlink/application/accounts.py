@@ -7,8 +7,8 @@ import logging
 
 import msgspec
 
-from shortlink.accounts import rules as account_rules
 from shortlink.accounts import service as accounts
+from shortlink.accounts import validation as account_validation
 from shortlink.accounts.schema import AccountOverview, CreatedKey, KeySummary, Principal
 from shortlink.errors import RateLimitedError, SubscriptionRequiredError
 from shortlink.ratelimit import Decision, Limiter
@@ -74,7 +74,7 @@ class Accounts:
         self._note_use(principal)
         decision = await self.charge(principal)
         try:
-            account_rules.require_subscription(principal)
+            account_validation.require_subscription(principal)
         except SubscriptionRequiredError as exc:
             exc.headers.update(decision.headers())
             raise
@@ -86,14 +86,14 @@ class Accounts:
         without an active subscription. Looked up on every call, as in `admit`."""
         principal = self.db.read_now(accounts.authenticate, authorization)
         self._note_use(principal)
-        account_rules.require_subscription(principal)
+        account_validation.require_subscription(principal)
         return principal
 
     def _note_use(self, principal: Principal) -> None:
         """The key's "last used", written in the background at most once a minute: the
         request never waits for it."""
         now = utcnow()
-        if account_rules.key_use_is_stale(principal, now) and len(self._touching) < 1000:
+        if account_validation.key_use_is_stale(principal, now) and len(self._touching) < 1000:
             task = asyncio.create_task(self.db.write(account_store.touch_api_key, principal.key_id, to_iso(now)))
             self._touching.add(task)
             task.add_done_callback(self._touched)

@@ -13,7 +13,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 
-log = logging.getLogger("shortlink.targeting")
+log = logging.getLogger("shortlink.link_rules")
 
 DAY_SECONDS = 86_400
 # How many buckets a visitor is spread over: weights are whole percentages.

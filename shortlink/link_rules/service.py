@@ -6,12 +6,12 @@ from collections.abc import Callable
 
 import msgspec
 
+from shortlink.link_rules.schema import RuleAnalytics, RuleDay, RulesDocument, RuleStats
+from shortlink.link_rules.validate import LinkContext, validated
 from shortlink.links import service as links
 from shortlink.storage import Connection, Row
+from shortlink.storage import link_rules as store
 from shortlink.storage import links as link_store
-from shortlink.storage import targeting as store
-from shortlink.targeting.schema import RuleAnalytics, RuleDay, RulesDocument, RuleStats
-from shortlink.targeting.validate import LinkContext, validated
 from shortlink.times import to_iso, utcnow
 
 

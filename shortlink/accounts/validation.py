@@ -8,7 +8,7 @@ from datetime import datetime
 
 from shortlink.accounts.schema import Principal
 from shortlink.errors import SubscriptionRequiredError, UnauthorizedError, ValidationError
-from shortlink.links.rules import refuse_invisible_characters
+from shortlink.links.validation import refuse_invisible_characters
 from shortlink.times import from_iso
 
 KEY_PREFIX = "sl_live_"

@@ -7,9 +7,8 @@ import re
 from collections.abc import Callable
 
 from shortlink.errors import ValidationError
-from shortlink.links import public, rules
-from shortlink.targeting.countries import COUNTRY_CODES
-from shortlink.targeting.schema import (
+from shortlink.link_rules.countries import COUNTRY_CODES
+from shortlink.link_rules.schema import (
     MAX_CONDITIONS,
     MAX_RULES,
     MAX_VALUES,
@@ -21,7 +20,8 @@ from shortlink.targeting.schema import (
     RulesDocument,
     Variant,
 )
-from shortlink.targeting.stores import TABLES
+from shortlink.link_rules.stores import TABLES
+from shortlink.links import public, validation
 from shortlink.times import to_iso
 from shortlink.visits.in_app_browsers import IN_APP_TOKENS
 
@@ -57,9 +57,9 @@ class LinkContext:
         self._followed: dict[str, list[str]] = {}
 
     def url(self, field: str, url: str) -> str:
-        rules.validate_url(field, url)
+        validation.validate_url(field, url)
         public.refuse_blocked(field, url, self.blocked)
-        rules.refuse_link_to_itself(field, url, self.is_ours, self.code)
+        validation.refuse_link_to_itself(field, url, self.is_ours, self.code)
         self._refuse_way_back(field, url)
         return url
 
@@ -76,7 +76,7 @@ class LinkContext:
     def _refuse_way_back(self, field: str, url: str) -> None:
         """A short link of ours whose chain of destinations leads back to this link: visitors
         would go round in circles. Followed as far as MAX_FOLLOWED links (per document)."""
-        first = rules.short_link_code(url, self.is_ours)
+        first = validation.short_link_code(url, self.is_ours)
         if first is None:
             return
         seen, waiting = {first}, [first]
@@ -87,7 +87,7 @@ class LinkContext:
                     return  # as far as can be known in reasonable time
                 self._followed[code] = self.destinations_of(code)
             for destination in self._followed[code]:
-                found = rules.short_link_code(destination, self.is_ours)
+                found = validation.short_link_code(destination, self.is_ours)
                 if found == self.code:
                     via = "" if code == first else f" through /l/{code}"
                     raise ValidationError(
@@ -113,7 +113,7 @@ def parse_window(field: str, value: str) -> tuple[str, float, float]:
         raise ValidationError(
             field, f"{value!r} must be a daily UTC window such as 09:00-17:00 or an interval START/END in ISO 8601"
         )
-    start_at, end_at = rules.parse_time(field, first), rules.parse_time(field, last)
+    start_at, end_at = validation.parse_time(field, first), validation.parse_time(field, last)
     if end_at <= start_at:
         raise ValidationError(field, f"{value!r}: the end must come after the start")
     return "between", start_at.timestamp(), end_at.timestamp()
@@ -130,7 +130,7 @@ def _values(field: str, condition: Condition) -> list[str]:
         where = f"{field}[{index}]"
         if not 1 <= len(raw) <= MAX_VALUE_LENGTH:
             raise ValidationError(where, f"must be 1-{MAX_VALUE_LENGTH} characters")
-        rules.refuse_invisible_characters(where, raw)
+        validation.refuse_invisible_characters(where, raw)
         value = raw.strip()
         if kind in ("device", "os", "inApp"):
             allowed = {"device": DEVICES, "os": OSES, "inApp": IN_APPS}[kind]
@@ -251,7 +251,7 @@ def validated(document: RulesDocument, link: LinkContext) -> RulesDocument:
         checked.append(_rule(f"rules[{index}]", rule, link))
     starts_at = None
     if document.starts_at is not None:
-        starts_at = to_iso(rules.parse_time("startsAt", document.starts_at))
+        starts_at = to_iso(validation.parse_time("startsAt", document.starts_at))
     if document.max_clicks is not None and not 1 <= document.max_clicks <= MAX_CLICKS:
         raise ValidationError("maxClicks", f"must be 1-{MAX_CLICKS}")
     fallback = None if document.fallback_url is None else link.url("fallbackUrl", document.fallback_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from shortlink.errors import NotFoundError, ValidationError
-from shortlink.links.rules import RESERVED_CODES, refuse_invisible_characters
+from shortlink.links.validation import RESERVED_CODES, refuse_invisible_characters
 
 HANDLE_PATTERN = re.compile(r"[a-z0-9_-]{3,30}")
 MAX_TITLE, MAX_DESCRIPTION, MAX_LABEL = 100, 300, 80

@@ -9,11 +9,11 @@ import secrets
 import pytest
 
 from shortlink.errors import ValidationError
-from shortlink.targeting.matcher import Facts, compile_condition, device_of, top_language
-from shortlink.targeting.rewrite import rewritten
-from shortlink.targeting.schema import Condition
-from shortlink.targeting.split import DayKeys, bucket, choose
-from shortlink.targeting.validate import parse_window
+from shortlink.link_rules.matcher import Facts, compile_condition, device_of, top_language
+from shortlink.link_rules.rewrite import rewritten
+from shortlink.link_rules.schema import Condition
+from shortlink.link_rules.split import DayKeys, bucket, choose
+from shortlink.link_rules.validate import parse_window
 from shortlink.visits.classify import classify
 from tests.support.paths import CORPUS
 

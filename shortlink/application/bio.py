@@ -24,12 +24,12 @@ from types import EllipsisType
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from shortlink.app.hosts import Hosts
-from shortlink.app.links import Links
-from shortlink.app.periodic import EverySecondWriter
+from shortlink.application.hosts import Hosts
+from shortlink.application.links import Links
+from shortlink.application.periodic import EverySecondWriter
 from shortlink.bio import service
-from shortlink.bio.rules import normalise_handle, refuse_full_page
 from shortlink.bio.schema import BioPage, BioStats, SavePage
+from shortlink.bio.validation import normalise_handle, refuse_full_page
 from shortlink.errors import ValidationError
 from shortlink.links.schema import CreateLink, Link
 from shortlink.pages.templated import render

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from shortlink.analytics.ranges import parse_range
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.errors import ValidationError
-from shortlink.links.rules import parse_time
+from shortlink.link_rules import service
+from shortlink.link_rules.countries import COUNTRY_CODES
+from shortlink.link_rules.schema import RuleAnalytics, RulesDocument, SimulatedResult, SimulatedVisit
+from shortlink.links.validation import parse_time
 from shortlink.storage import Database
-from shortlink.targeting import service
-from shortlink.targeting.countries import COUNTRY_CODES
-from shortlink.targeting.schema import RuleAnalytics, RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.times import utcnow
 from shortlink.visits.loader import with_rules
 from shortlink.visits.recorder import day_of_ms
@@ -28,12 +28,12 @@ from shortlink.visits.recorder import day_of_ms
 if TYPE_CHECKING:  # Redis is imported only when configured (sharedstate)
     from redis.asyncio import Redis
 
-    from shortlink.app.visits import Visits
+    from shortlink.application.visits import Visits
 
-log = logging.getLogger("shortlink.targeting")
+log = logging.getLogger("shortlink.link_rules")
 
 
-class Targeting:
+class LinkRules:
     def __init__(
         self, db: Database, hosts: Hosts, visits: Visits, *, changed: Callable[[str], None], blocked: frozenset[str]
     ):

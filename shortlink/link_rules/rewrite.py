@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from shortlink.targeting.stores import TABLES
+from shortlink.link_rules.stores import TABLES
 
 
 def rewritten(url: str, country: str, table: str | None, hosts: dict[str, str] | None) -> str:

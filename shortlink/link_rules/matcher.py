@@ -14,10 +14,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 
-from shortlink.targeting.rewrite import rewritten
-from shortlink.targeting.schema import Condition, Rule, RulesDocument
-from shortlink.targeting.split import choose
-from shortlink.targeting.validate import parse_window
+from shortlink.link_rules.rewrite import rewritten
+from shortlink.link_rules.schema import Condition, Rule, RulesDocument
+from shortlink.link_rules.split import choose
+from shortlink.link_rules.validate import parse_window
 from shortlink.times import from_iso
 from shortlink.visits.classify import Visitor
 

@@ -3,7 +3,7 @@ and the tester's answer in words a person reads (the dashboard's "Try as a visit
 
 from __future__ import annotations
 
-from shortlink.targeting.schema import Rule, RulesDocument, SimulatedResult
+from shortlink.link_rules.schema import Rule, RulesDocument, SimulatedResult
 
 # The tester's page names (SimulatedResult.page) as a person says them.
 PAGE_WORDS = {

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from shortlink.app.hosts import Hosts
-from shortlink.app.links import Links
-from shortlink.app.visits import VisitRequest
+from shortlink.application.hosts import Hosts
+from shortlink.application.links import Links
+from shortlink.application.visits import VisitRequest
 from shortlink.client_address import client_bucket
 from shortlink.config import PublicConfig
 from shortlink.errors import RateLimitedError, ValidationError
 from shortlink.fetcher.addresses import is_public_address, system_resolver
-from shortlink.links import public, rules
+from shortlink.links import public, validation
 from shortlink.links.schema import CreateLink, Link
 from shortlink.ratelimit import Limiter
 from shortlink.times import to_iso, utcnow
@@ -65,7 +65,7 @@ class PublicShortener:
             return None
         if not url:
             raise ValidationError(FIELD, "is missing: paste the address to shorten")
-        rules.validate_url(FIELD, url)
+        validation.validate_url(FIELD, url)
         public.refuse_for_public(FIELD, url, self.hosts.is_ours, self.blocked)
         await _refuse_private_destination(url)
         decision = await self.limiter.take(client_bucket(self._address(request)[0]))

@@ -1,8 +1,7 @@
-"""Link rules (issue 36): ordered rules that send each visitor of a link to the right place.
+"""Link rules: ordered rules that send each visitor of a link to the right place.
 
 Plain functions, no HTTP: the document's Structs (`schema`), its validation (`validate`),
 compiling a link's rules into a matcher the visitor path runs (`matcher`), the sticky split
 (`split`), the host rewrite by country (`rewrite`, with the shipped Amazon stores table in
-`stores`), and the document over a connection (`service`). Named "targeting" because
-`links/rules.py` already means the rules a link's own fields must follow.
+`stores`), and the document over a connection (`service`).
 """

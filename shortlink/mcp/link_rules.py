@@ -4,8 +4,8 @@ endpoints do. Registered with the other tools when `mcp.http` imports this modul
 from __future__ import annotations
 
 from shortlink.accounts.schema import Principal
+from shortlink.link_rules.schema import RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.mcp.tools import LinkArguments, LinkId, Outcome, tool
-from shortlink.targeting.schema import RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.wiring import Services
 
 
@@ -39,7 +39,7 @@ def _rules_line(link_id: str, document: RulesDocument) -> str:
     read_only=True,
 )
 async def get_link_rules(services: Services, principal: Principal, arguments: LinkArguments) -> Outcome:
-    document = await services.targeting.rules(principal.account_id, arguments.id)
+    document = await services.link_rules.rules(principal.account_id, arguments.id)
     return Outcome(document, _rules_line(arguments.id, document))
 
 
@@ -59,7 +59,7 @@ async def set_link_rules(services: Services, principal: Principal, arguments: Se
         max_clicks=arguments.max_clicks,
         fallback_url=arguments.fallback_url,
     )
-    stored = await services.targeting.set_rules(principal.account_id, arguments.id, document)
+    stored = await services.link_rules.set_rules(principal.account_id, arguments.id, document)
     return Outcome(stored, "Set " + _rules_line(arguments.id, stored))
 
 
@@ -80,7 +80,7 @@ async def test_link_rules(services: Services, principal: Principal, arguments: T
         referrer=arguments.referrer,
         time=arguments.time,
     )
-    result = await services.targeting.test(principal.account_id, arguments.id, visit)
+    result = await services.link_rules.test(principal.account_id, arguments.id, visit)
     rule = "no rule (the link's own destination)" if result.rule is None else f"rule {result.rule}"
     where = (
         result.location

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from shortlink.app.hosts import Hosts
-from shortlink.app.periodic import EverySecondWriter
+from shortlink.application.hosts import Hosts
+from shortlink.application.periodic import EverySecondWriter
 from shortlink.applinks import association, deferred, service
 from shortlink.applinks.check import CHECK_SECONDS, HostCheck, Target, check_hosts
 from shortlink.applinks.schema import App, CreateApp, DeepLink, LinkApp, LinkAppAnalytics, SetLinkApp

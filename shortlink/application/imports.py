@@ -30,7 +30,7 @@ import msgspec
 
 from shortlink.accounts import service as accounts
 from shortlink.analytics import rawclicks
-from shortlink.app.hosts import Hosts
+from shortlink.application.hosts import Hosts
 from shortlink.applinks.service import attach_imported_app
 from shortlink.config import Config
 from shortlink.csvcells import safe_record
@@ -40,7 +40,7 @@ from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
 from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import passwords as link_passwords
-from shortlink.links import rules, service
+from shortlink.links import service, validation
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
 from shortlink.links.schema import CreateLink
@@ -216,7 +216,7 @@ def _code_for(
         if (row.url, row.created_at) in known.planned:
             return _Existing(""), f"the same as line {known.planned[(row.url, row.created_at)]}", False
         return None, None, False
-    if not rules.CODE_PATTERN.fullmatch(row.code):
+    if not validation.CODE_PATTERN.fullmatch(row.code):
         raise ValidationError("code", f"{row.code!r} must be 3-32 characters of A-Z, a-z, 0-9, _ and -")
     first_problem = None
     for number in range(1, MAX_SUFFIX + 1):
@@ -236,7 +236,7 @@ def _code_for(
 
 def _taken(conn: Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
     """Why `code` cannot be created for `url` (None: it can), or the _Existing link it is."""
-    if code.lower() in rules.RESERVED_CODES:
+    if code.lower() in validation.RESERVED_CODES:
         return "is reserved here"
     if code in known.claimed:
         claimed_url, line = known.claimed[code]
