@@ -11,15 +11,12 @@ import pytest
 
 from tests.support.browser import api, dashboard_server
 from tests.support.dashboard import csrf_of
+from tests.support.helpers import assert_answered_promptly
 
 pytestmark = pytest.mark.slow
 
 EMAIL, PASSWORD = "hostile@example.com", "a long enough password"
 PROBES = 40
-# /healthz writes a ping through the database's writer thread: a few milliseconds on a loaded
-# machine. An event loop held by a request handler shows as seconds (a count of ten million
-# once held it for 100 s), so the bound is generous and applies to the worst probe.
-HEALTHZ_BOUND_SECONDS = 0.1
 
 
 def test_healthz_keeps_answering_while_a_rules_form_states_a_huge_count(tmp_path):
@@ -58,7 +55,7 @@ def test_healthz_keeps_answering_while_a_rules_form_states_a_huge_count(tmp_path
                     if not answered:
                         break
             attacker.join(timeout=10)
-        assert max(took) < HEALTHZ_BOUND_SECONDS, f"worst /healthz of {len(took)}: {max(took):.3f} s"
+        assert_answered_promptly(took)
         assert statuses == [303] * 6
         rules = api(server, "GET", f"/api/v1/links/{link['id']}/rules", server.create_key(EMAIL))["rules"]
         assert [rule["url"] for rule in rules] == ["https://example.com/a"]

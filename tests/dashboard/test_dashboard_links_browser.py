@@ -131,6 +131,9 @@ def test_a_person_tags_sorts_and_reads_the_list_on_a_desktop_and_a_phone(server,
     page.wait_for_url("**/links?*sort=code*")
     assert codes_shown(page) == ["article", "store", "video"]
     assert page.get_by_text("Tags: ").first.is_visible() and page.get_by_text("Created: ").first.is_visible()
+    assert (
+        page.locator("button.copy").count() == 3 and not page.locator("button.copy").first.is_visible()
+    )  # needs script
     keep_screenshot(page, "dashboard-links-sorted-phone", full_page=True)
     phone.close()
     assert video

@@ -14,6 +14,7 @@ import pytest
 from shortlink.storage import connect
 from tests.cli.test_import_hostile import VALID_INSERT
 from tests.support.dashboard import csrf_of, make_account, sign_in
+from tests.support.helpers import assert_answered_promptly
 from throwaway.live_server import LiveServer
 
 pytestmark = pytest.mark.slow
@@ -63,5 +64,5 @@ def test_healthz_answers_within_100_ms_while_a_hostile_dump_is_imported(tmp_path
         server.stop()
     # The first refused with one clear error, the second's one good statement planned: never a 500.
     assert answers == [400, 200] * 3, answers
-    assert max(timings) < 0.1, sorted(timings)[-5:]
     assert len(timings) >= 20
+    assert_answered_promptly(timings)
