@@ -1,4 +1,4 @@
-"""Importing a YOURLS install: 100,000 links with 10 million clicks (issue 37).
+"""Importing a YOURLS install: 100,000 links with 10 million clicks.
 
 Run: .venv/bin/python -m bench.imports [--links 100000] [--clicks 10000000]. Writes a YOURLS
 MySQL dump of that size in a temporary directory (`yourls_url` and `yourls_log` with extended

@@ -1,4 +1,4 @@
-"""An analytics answer as CSV (issue 37: "Download CSV"): the same figures as the API's JSON.
+"""An analytics answer as CSV (the dashboard's "Download CSV"): the same figures as the API's JSON.
 
 One table of `section,label,clicks,percentage` rows, so that a spreadsheet reads every part of
 the answer the same way: `summary` (each count by its API name, and the range), `clicksByDay`

@@ -1,4 +1,4 @@
-"""The raw clicks of a range as JSON lines (issue 37), with no visitor identity.
+"""The raw clicks of a range as JSON lines, with no visitor identity.
 
 One object a line, oldest first:
 

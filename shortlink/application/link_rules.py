@@ -1,4 +1,4 @@
-"""Link rules for every door (issue 36): read and replace a link's rules document.
+"""Link rules for every door: read and replace a link's rules document.
 
 Replacing runs the validation and the write on the writer, then tells the link cache of
 every process that the link changed, as a link update does: the cache entry carries the

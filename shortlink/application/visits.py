@@ -310,7 +310,7 @@ class Visits:
         redirect_status: int = 302,
         head: bool = False,
     ) -> respond.Reply:
-        if target.app is not None:  # a link into the account's own app (issue 39)
+        if target.app is not None:  # a link into the account's own app
             own = self._own_app(target, target.app, visitor, request, redirect_status, head)
             if own is not None:
                 return own

@@ -1,2 +1,2 @@
-"""Deep links into an account's own apps (issue 39): the app records and their rules, the
+"""Deep links into an account's own apps: the app records and their rules, the
 association documents Apple and Google read, their validator, and deferred deep links."""

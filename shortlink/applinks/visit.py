@@ -1,4 +1,4 @@
-"""What a visitor of a link into the account's own app gets (issue 39), decided without HTTP.
+"""What a visitor of a link into the account's own app gets, decided without HTTP.
 
 As for the big apps (visits.appurls): bots and desktops go to the website. On Android the app
 is opened with an intent whose fallback is the Play Store page, carrying the deferred-link

@@ -1,4 +1,4 @@
-"""/apps: the account's apps (issue 39). Register one (iOS and/or Android), remove it after a
+"""/apps: the account's apps. Register one (iOS and/or Android), remove it after a
 confirmation, see where its association files are served and check them as the validators
 do; and, per link, the app it opens and the deep path (/apps/links/{id})."""
 

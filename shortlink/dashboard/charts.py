@@ -100,7 +100,7 @@ def breakdown(items: Sequence[tuple[str, int, float]], *, title: str, download: 
 
 
 def _download(href: str, title: str) -> Markup:
-    """The chart's figures as CSV (issue 37); the link's name says which chart."""
+    """The chart's figures as CSV; the link's name says which chart."""
     if not href:
         return Markup("")
     return Markup(

@@ -1,4 +1,4 @@
-"""The link-rules editor (issue 36) at /links/{id}/rules: the rules as cards of plain form fields
+"""The link-rules editor at /links/{id}/rules: the rules as cards of plain form fields
 (every condition type, the action, move up / down / delete, a blank card to add one), the limits,
 "Try as a visitor", and clicks per rule. Server-rendered forms: works with a keyboard and without
 JavaScript; every save goes through the same validation as the API."""

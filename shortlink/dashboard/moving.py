@@ -1,4 +1,4 @@
-"""Moving in and out from the dashboard (issue 37): the import page (upload, the dry run's
+"""Moving in and out from the dashboard: the import page (upload, the dry run's
 report row by row, confirm), downloads of every link, bulk actions on the link list, and
 the analytics figures as CSV beside each chart.
 

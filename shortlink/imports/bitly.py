@@ -7,7 +7,7 @@ by name, as Bitly's exports name them in different versions ("Long URL", "Bitlin
 Bitlink", "Title", "Created", "Tags"...).
 
 The code kept is the custom back-half when the link has one (it is the one people print:
-Shlink's importer took the random one, its issue 2095), else the random one.
+Shlink's importer took the random one: shlinkio/shlink#2095), else the random one.
 """
 
 from __future__ import annotations

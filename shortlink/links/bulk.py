@@ -1,4 +1,4 @@
-"""Bulk requests on links (issue 37): extensions beside the spec's resources, in the OpenAPI
+"""Bulk requests on links: extensions beside the spec's resources, in the OpenAPI
 document. Each item gets its own result with the status and the spec's error its single
 request would have given; one bad item never fails the others."""
 

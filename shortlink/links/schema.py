@@ -117,5 +117,5 @@ class LinkFilter(msgspec.Struct, frozen=True, kw_only=True):
     platform: Platform | None = None
     is_active: bool | None = None
     source: Source | None = None  # not an API filter; the dashboard and CLI use it
-    tag: str | None = None  # an extension of the API's filters (issue 37)
+    tag: str | None = None  # an extension of the API's filters
     sort: LinkSort = "-created"  # not an API parameter; the dashboard sorts its list

@@ -1,4 +1,4 @@
-"""Tags on links (issue 37): names with a colour, an extension beside the spec's objects.
+"""Tags on links: names with a colour, an extension beside the spec's objects.
 
 A link's tags are read and replaced through their own resource (`/links/{id}/tags`): the
 spec's Link object stays exactly as written. A name has one colour in an account: a tag

@@ -1,4 +1,4 @@
-"""The link-rules tools (issue 36): read, set and test a link's rules, as the API's extension
+"""The link-rules tools: read, set and test a link's rules, as the API's extension
 endpoints do. Registered with the other tools when `mcp.http` imports this module."""
 
 from __future__ import annotations

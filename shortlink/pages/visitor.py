@@ -208,7 +208,7 @@ def own_app_page(
     escape_url: str | None,
     code: str | None,
 ) -> str:
-    """A link into the account's own app (issue 39): "Open in app" when the app may be opened
+    """A link into the account's own app: "Open in app" when the app may be opened
     from here, "Get the app" (the store), the system browser, and the website. `code`: the
     deferred-deep-link code shown for the visitor to copy (iOS: the app asks for it on its
     first launch; nothing is read from the device)."""

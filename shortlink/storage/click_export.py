@@ -1,4 +1,4 @@
-"""SQL for the raw clicks export (issue 37): an account's clicks in a range, a page at a time."""
+"""SQL for the raw clicks export: an account's clicks in a range, a page at a time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SQL for webhooks (issue 38): endpoints, the outbox of events, deliveries and their attempts.
+"""SQL for webhooks: endpoints, the outbox of events, deliveries and their attempts.
 
 Events are inserted by the transaction of the change that causes them (a link write, an
 import's row, a click batch: see storage.clicks), so a rolled-back change leaves none. The

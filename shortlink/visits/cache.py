@@ -27,7 +27,7 @@ ENTRY_OVERHEAD = 480
 
 
 class OwnApp(msgspec.Struct, frozen=True, gc=False):
-    """The account's own app a link opens, at a deep path (issue 39)."""
+    """The account's own app a link opens, at a deep path."""
 
     deep_path: str
     name: str | None

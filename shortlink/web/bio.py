@@ -77,7 +77,7 @@ def bio_handlers(bound: Bound) -> list:
     async def bio_page(request: Request, name: FromPath[str]) -> Answer:
         method = request.scope["method"]
         if not name.startswith("@") and method in OLD_PATH_METHODS and bound.services.hosts.is_custom(host_of(request)):
-            return await old_short_path(bound, request, name)  # an imported link's old address (issue 37)
+            return await old_short_path(bound, request, name)  # an imported link's old address
         bio = bound.services.bio
         page = bio.public_page(_handle_of(name, method), host_of(request))
         if page is None:

@@ -1,4 +1,4 @@
-"""GET /analytics/clicks (extension, issue 37): the account's raw clicks of a range as JSON
+"""GET /analytics/clicks (an extension): the account's raw clicks of a range as JSON
 lines, streamed a page per read, so a million rows never sit in memory."""
 
 from __future__ import annotations

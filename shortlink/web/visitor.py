@@ -130,7 +130,7 @@ async def answer_unlock(bound: Bound, request: Request, code: str) -> Answer:
 
 
 async def old_short_path(bound: Bound, request: Request, code: str) -> Answer:
-    """`/<code>` on a connected custom domain (issue 37): the path other services print
+    """`/<code>` on a connected custom domain: the path other services print
     (bit.ly/CODE, Shlink's and YOURLS' /CODE), answered as `/l/<code>`, so imported links
     keep working once their old domain is connected. Only GET, HEAD and the password form."""
     if request.scope["method"] == "POST":

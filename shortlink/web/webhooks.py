@@ -1,4 +1,4 @@
-"""The /webhooks resource (issue 38): thin handlers over `application.webhooks.Webhooks`, an extension
+"""The /webhooks resource: thin handlers over `application.webhooks.Webhooks`, an extension
 beside the spec's resources with its envelope, bearer auth, Pro gate and rate limits."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Webhooks (issue 38): signed, durable, retried events for link changes and human clicks.
+"""Webhooks: signed, durable, retried events for link changes and human clicks.
 
 `events` (the API's and the bodies' Structs), `rules` (endpoint rules and the backoff
 schedule, plain functions), `secrets` (endpoint secrets derived from the installation key,

@@ -12,7 +12,7 @@ from shortlink.times import Timestamp
 
 LINK_EVENTS = ("link.created", "link.updated", "link.deleted", "link.paused", "link.resumed", "link.expired")
 CLICKED = "link.clicked"
-# A link's counted human clicks reached its rules' maxClicks (link rules, issue 36): written by
+# A link's counted human clicks reached its rules' maxClicks (link rules): written by
 # the click batch that reaches it (storage.webhooks.cap_events_statement), its Link added at dispatch.
 CAP_REACHED = "link.cap_reached"
 EVENT_TYPES = (*LINK_EVENTS, CAP_REACHED, CLICKED)

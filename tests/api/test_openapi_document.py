@@ -30,21 +30,21 @@ OPERATIONS = {
     ("GET", "/api/v1/links/{id}/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/analytics"): {"200", "400", "401", "403", "429", "500"},  # "No 404 is defined"
     ("GET", "/api/v1/links/{id}/qr"): {"200", "304", "400", "401", "403", "404", "429", "500"},
-    # Extensions beside the spec's operations (issue 37: bulk create, tags).
+    # Extensions beside the spec's operations (bulk create, tags).
     ("POST", "/api/v1/links/bulk"): {"200", "400", "401", "403", "429", "500"},
     ("POST", "/api/v1/links/bulk/actions"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/analytics/csv"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/analytics/csv"): {"200", "400", "401", "403", "429", "500"},
-    # Issue 37: the raw clicks of a range, as JSON lines.
+    # The raw clicks of a range, as JSON lines.
     ("GET", "/api/v1/analytics/clicks"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/tags"): {"200", "400", "401", "403", "404", "429", "500"},
-    # Link rules (issue 36).
+    # Link rules.
     ("GET", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
     ("POST", "/api/v1/links/{id}/rules/test"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/links/{id}/rules/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
-    # Issue 39: the account's apps, the app a link opens, what the visitor path decided.
+    # App links: the account's apps, the app a link opens, what the visitor path decided.
     ("GET", "/api/v1/apps"): {"200", "400", "401", "403", "429", "500"},
     ("POST", "/api/v1/apps"): {"201", "400", "401", "403", "409", "429", "500"},
     ("GET", "/api/v1/apps/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
@@ -52,7 +52,7 @@ OPERATIONS = {
     ("GET", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/app"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/links/{id}/app/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
-    # Issue 38: webhooks.
+    # Webhooks.
     ("POST", "/api/v1/webhooks"): {"201", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/webhooks"): {"200", "400", "401", "403", "429", "500"},
     ("GET", "/api/v1/webhooks/{id}"): {"200", "400", "401", "403", "404", "429", "500"},

@@ -1,4 +1,4 @@
-"""Apps of an account (issue 39): /api/v1/apps, `shortlink app`, and the association files each
+"""Apps of an account: /api/v1/apps, `shortlink app`, and the association files each
 host serves, byte-exact against the examples of Apple's and Google's documentation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CSV formats of Shlink and YOURLS (issue 37): Shlink's web-client export of its short URLs,
+"""The CSV formats of Shlink and YOURLS: Shlink's web-client export of its short URLs,
 and YOURLS' `yourls_url` with its `yourls_log` click history as CSV files (phpMyAdmin's, or
 MySQL's INTO OUTFILE). Fixtures and their provenance: tests/fixtures/imports/README.md."""
 

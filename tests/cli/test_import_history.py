@@ -1,4 +1,4 @@
-"""Imported click history (issue 37): a YOURLS log becomes raw clicks and rollups exactly as if
+"""Imported click history: a YOURLS log becomes raw clicks and rollups exactly as if
 the clicks had happened here, on both backends, written in many batches; a second run adds
 nothing; the click pass shows a bar on a terminal only; the dump reader's fast path reads
 what its general one reads."""

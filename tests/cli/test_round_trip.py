@@ -1,4 +1,4 @@
-"""Moving a whole install (issue 37): seed one (links, tags, a password, a paused link, a month
+"""Moving a whole install: seed one (links, tags, a password, a paused link, a month
 of clicks with bots, referrers, campaigns and countries through the real recorder), export its
 links and raw clicks with `shortlink export`, import both into a fresh install with `shortlink
 import csv --clicks`, and every link, tag, redirect and analytics answer is the same there.

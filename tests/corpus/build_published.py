@@ -91,15 +91,16 @@ def _split(name: str, field: str, agents: dict[str, str]) -> None:
     _write(f"{name}_heldback.json", [row for row in rows if is_held_back(row["ua"])])
 
 
-# Agents the issue and service documentation name, none in crawlerdetect's fixtures or our sources.
+# Agents reported as counted as people, or named by services' documentation; none is in crawlerdetect's
+# fixtures or our sources.
 DOCUMENTED = {
-    "PostmanRuntime/7.29.0": "issue 40",
-    "Java/1.8.0_121": "issue 40",
-    "GuzzleHttp/7": "issue 40",
-    "PycURL/7.13.2": "issue 40",
-    "Apache Httpclient": "issue 40",
-    "PHP/5.3.84": "issue 40",
-    "Is is up? (+https://isitup.org)": "issue 40",
+    "PostmanRuntime/7.29.0": "reported as counted as people",
+    "Java/1.8.0_121": "reported as counted as people",
+    "GuzzleHttp/7": "reported as counted as people",
+    "PycURL/7.13.2": "reported as counted as people",
+    "Apache Httpclient": "reported as counted as people",
+    "PHP/5.3.84": "reported as counted as people",
+    "Is is up? (+https://isitup.org)": "reported as counted as people",
     "Mozilla/5.0 (X11; Linux x86_64; Splunk Synthetics) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/91.0.4472.114 Safari/537.36": "Splunk Synthetics Terraform provider (its tests' user_agent)",
     "Mozilla/5.0 (compatible; Windows NT 6.1; Catchpoint) AppleWebKit/537.36 (KHTML like Gecko) "

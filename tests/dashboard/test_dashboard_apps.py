@@ -1,4 +1,4 @@
-"""The dashboard's Apps page (issue 39): add an app with its errors beside the fields, remove it
+"""The dashboard's Apps page: add an app with its errors beside the fields, remove it
 after a confirmation, the association files listed and checked, the app a link opens."""
 
 from __future__ import annotations

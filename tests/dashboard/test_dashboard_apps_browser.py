@@ -1,4 +1,4 @@
-"""The Apps pages in Chromium (issue 39): a person adds an app with the keyboard, chooses it for
+"""The Apps pages in Chromium: a person adds an app with the keyboard, chooses it for
 a link, and every Apps page is axe-clean and fits a 375 px phone in light and dark."""
 
 from __future__ import annotations

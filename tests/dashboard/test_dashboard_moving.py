@@ -1,4 +1,4 @@
-"""Moving in and out from the dashboard (issue 37), through the real app (TestClient): the
+"""Moving in and out from the dashboard, through the real app (TestClient): the
 import page's dry run and confirmation, the export download, bulk actions on ticked links,
 the tag filter, and each chart's CSV. The Chromium walk is test_dashboard_moving_browser.py.
 """

@@ -1,4 +1,4 @@
-"""Moving in and out from the dashboard in Debian's Chromium (issue 37): a person imports a file
+"""Moving in and out from the dashboard in Debian's Chromium: a person imports a file
 with the keyboard (check, read the report, confirm), ticks links and acts on them, filters by
 tag, downloads a chart's CSV and every link; the new pages are axe-clean and fit a 375 px phone,
 light and dark (screenshots in test-artifacts/).

@@ -1,5 +1,5 @@
-"""Issue 40's findings, each through the real app or real processes: what an attacker or
-a new user tried that did not hold, and now does."""
+"""Hardening, each finding through the real app or real processes: what an attacker or a
+new user tried that did not hold, and now does."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from tests.support.helpers import store_link
 pytestmark = pytest.mark.slow
 
 EMAIL = "demo@example.com"
-# The issue's 100,000 demo clicks: seeded through the real recorder in a few seconds here.
+# 100,000 demo clicks: seeded through the real recorder in a few seconds here.
 CLICKS = 100_000
 TODAY = datetime.now(UTC).date()
 # The rolling ranges end at a fixed moment: ending "now", they would move on between the two
@@ -75,7 +75,7 @@ def installation(tmp_path_factory):
         conn.execute("INSERT INTO link_rule_visitors VALUES (?, ?, 0, -1, 42)", (first_link, TODAY.isoformat()))
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
         sessions.insert_session(conn, "0" * 64, account_id, int(datetime.now(UTC).timestamp() * 1000))
-        # Issue 39's tables: an app, a link opening it, a redeemed token, a day of outcomes.
+        # The app links' tables: an app, a link opening it, a redeemed token, a day of outcomes.
         ios = IosApp(team_id="ABCDE12345", bundle_id="com.example.app")
         app = applinks.create_app(conn, account_id, CreateApp(ios=ios), datetime.now(UTC))
         link_id = conn.execute("SELECT public_id FROM links ORDER BY id LIMIT 1").fetchone()[0]

@@ -1,4 +1,4 @@
-"""Bulk delete of 1,000 links (issue 37) on two server processes over PostgreSQL and Redis: one
+"""Bulk delete of 1,000 links on two server processes over PostgreSQL and Redis: one
 request removes the links with their clicks and rollups as single deletes do, and the other
 process stops redirecting them at once (its link cache is told through Redis)."""
 

@@ -1,6 +1,6 @@
 """Link rules' cap on human clicks across two real server processes on PostgreSQL and Redis:
 exactly maxClicks people reach the destination, everyone after them the fallback, and bots sent
-meanwhile never use the cap up (issue 36's target, at 32 concurrent connections)."""
+meanwhile never use the cap up (at 32 concurrent connections)."""
 
 from __future__ import annotations
 

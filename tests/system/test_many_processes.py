@@ -37,7 +37,7 @@ from throwaway.redis_server import RedisServer
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 DAILY_LIMIT = 5
-INVALIDATION_SECONDS = 1.0  # the bound: a paused link stops redirecting everywhere within it
+INVALIDATION_SECONDS = 1.0  # docs/deployment.md's bound: a paused link stops redirecting everywhere within it
 
 
 def start_together(servers: list[LiveServer]) -> list[LiveServer]:

@@ -144,7 +144,7 @@ def test_agents_the_issue_names_are_bots():
     ],
 )
 def test_agents_no_list_named_are_bots(agent):
-    """The agents issue 40 found counted as people: libraries, monitors, previewers."""
+    """Agents reported as counted as people: libraries, monitors, previewers."""
     assert classify(agent).is_bot
 
 

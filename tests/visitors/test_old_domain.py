@@ -1,4 +1,4 @@
-"""Imported links keep their old addresses (issue 37): once the domain the old service printed
+"""Imported links keep their old addresses: once the domain the old service printed
 is connected (`shortlink domain add`), `https://OLD/<code>` answers as `/l/<code>` does."""
 
 from __future__ import annotations

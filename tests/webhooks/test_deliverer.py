@@ -322,7 +322,7 @@ async def test_a_claim_holds_while_its_round_sends_and_lapses_once_its_deliverer
 
 
 async def test_a_receiver_down_for_an_hour_then_up_gets_every_event_once_in_order_per_link(setup: Setup):
-    """Issue 38's target, on the test's clock: for an hour three links are clicked (the click
+    """An hour's outage, on the test's clock: for an hour three links are clicked (the click
     recorder's batch statement) and changed while the receiver first refuses connections, then
     answers 500; then it is up and the clock goes on through the retry schedule."""
     receiver = setup.receiver

@@ -1,4 +1,4 @@
--- Tags on links (issue 37): names with a colour, zero or more per link. One row per tag of a
+-- Tags on links: names with a colour, zero or more per link. One row per tag of a
 -- link rather than an account-wide tag table: a tag lives exactly as long as a link carries
 -- it, and goes with the link (ON DELETE CASCADE). A name has one colour across an account's
 -- links; storage.tags keeps them equal. account_id is repeated so that "the account's links

@@ -1,4 +1,4 @@
--- Link rules (issue 36): one document per link that has rules, limits or a fallback, kept as the
+-- Link rules: one document per link that has rules, limits or a fallback, kept as the
 -- JSON the API answers (it is read whole, with the link, by the visitor path), and deleted with
 -- its link. human_clicks counts the human clicks that used up maxClicks, persisted by the click
 -- writer (a single SQLite process counts in memory; PostgreSQL + Redis count in Redis).

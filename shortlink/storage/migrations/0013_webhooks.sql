@@ -1,4 +1,4 @@
--- Webhooks (issue 38): endpoints, the outbox of events, one delivery per (event, endpoint)
+-- Webhooks: endpoints, the outbox of events, one delivery per (event, endpoint)
 -- and the log of every attempt.
 --
 -- An endpoint's signing secret is never stored: `secret_nonce` is random, and the secret is

@@ -1,4 +1,4 @@
--- Apps of an account (issue 39): the iOS and/or Android app that the association files of the
+-- Apps of an account: the iOS and/or Android app that the association files of the
 -- account's custom domains name. account_id NULL: an app of the service itself, named on the
 -- short host. Lists (paths, fingerprints) are JSON arrays of text: they are only ever read
 -- whole, to build the association files. An owner names an iOS app id or an Android package
