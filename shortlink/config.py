@@ -96,8 +96,9 @@ class ClicksConfig(_Section):
 
 
 class RedisConfig(_Section):
-    # Shared state for more than one server process: rate-limit buckets and link-cache
-    # invalidation. Empty: one process keeps them in memory.
+    # Shared state for more than one server process: rate-limit buckets, link-cache
+    # invalidation, the day's visitor key, link rules' click caps and split keys. Empty: one
+    # process keeps them in memory.
     url: str = ""
 
 
