@@ -23,7 +23,7 @@ from shortlink.dashboard.moving import MovingPages
 from shortlink.dashboard.render import EXCEPTION_HANDLERS, HERE, STATIC_PATH, template_config
 from shortlink.dashboard.signin import SignInController, home
 from shortlink.dashboard.webhooks import WebhookPages
-from shortlink.web.errors import NOSNIFF
+from shortlink.http.envelope import NOSNIFF
 
 __all__ = ["dashboard_handlers", "template_config"]
 

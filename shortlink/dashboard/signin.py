@@ -18,7 +18,7 @@ from shortlink.dashboard.guard import (
 from shortlink.dashboard.links import links_page
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import RateLimitedError, ValidationError
-from shortlink.web.public import public_home
+from shortlink.http.public import public_home
 from shortlink.wiring import Services
 
 FORM_COOKIE_SECONDS = 3600

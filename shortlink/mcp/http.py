@@ -33,11 +33,11 @@ from pydantic import ValidationError
 
 from shortlink.accounts.schema import Principal
 from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedError
+from shortlink.http.bounds import MAX_BODY_BYTES
+from shortlink.http.envelope import envelope_bytes
 from shortlink.mcp import PATH
 from shortlink.mcp import link_rules as link_rules_tools  # noqa: F401 - registers the link-rules tools
 from shortlink.mcp.tools import build_server
-from shortlink.web.bounds import MAX_BODY_BYTES
-from shortlink.web.errors import envelope_bytes
 from shortlink.wiring import Services
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")

@@ -14,6 +14,8 @@ from litestar.types import Receive, Scope, Send
 
 from shortlink.config import Config
 from shortlink.dashboard import dashboard_handlers, template_config
+from shortlink.http.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
+from shortlink.http.envelope import NOSNIFF
 from shortlink.mcp import PATH as MCP_PATH
 from shortlink.mcp.on_demand import McpOnDemand
 from shortlink.web.accesslog import access_log_middleware
@@ -22,8 +24,7 @@ from shortlink.web.analytics import AnalyticsController
 from shortlink.web.applinks import ASSOCIATION_HANDLERS, AppController, LinkAppController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bio import bio_handlers
-from shortlink.web.bounds import MAX_BODY_BYTES, check_json_body, request_bounds_middleware
-from shortlink.web.errors import NOSNIFF, handle_exception
+from shortlink.web.errors import handle_exception
 from shortlink.web.exports import ExportController
 from shortlink.web.health import healthz
 from shortlink.web.link_rules import RulesController

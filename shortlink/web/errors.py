@@ -1,10 +1,9 @@
-"""The one exception handler: every error leaves as {"error": {"code", "message"}}."""
+"""The one exception handler: every error leaves in the error envelope (shortlink.http.envelope)."""
 
 from __future__ import annotations
 
 import logging
 
-import msgspec
 from litestar import MediaType, Request, Response
 from litestar.exceptions import (
     HTTPException,
@@ -13,36 +12,11 @@ from litestar.exceptions import (
     ValidationException,
 )
 
-from shortlink.errors import ErrorCode, ShortlinkError
+from shortlink.errors import ShortlinkError
+from shortlink.http.envelope import error_response
 from shortlink.visits import respond
 
 log = logging.getLogger("shortlink")
-
-
-class ErrorDetail(msgspec.Struct):
-    code: ErrorCode
-    message: str
-
-
-class ErrorBody(msgspec.Struct):
-    error: ErrorDetail
-
-
-def envelope_bytes(code: ErrorCode, message: str) -> bytes:
-    return msgspec.json.encode(ErrorBody(ErrorDetail(code, message)))
-
-
-# On every JSON response: a browser must never read it as HTML or script.
-NOSNIFF = {"X-Content-Type-Options": "nosniff"}
-
-
-def error_response(status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
-    return Response(
-        content=envelope_bytes(code, message),
-        status_code=status,
-        media_type=MediaType.JSON,
-        headers={**NOSNIFF, **(headers or {})},
-    )
 
 
 def _visitor_not_found() -> Response:
@@ -71,7 +45,7 @@ def _camel(name: str) -> str:
 
 def _validation_message(exc: ValidationException) -> str:
     """Litestar lists the failures of query and path parameters in `extra`; name each.
-    (Bodies are checked before Litestar reads them: web.bounds.check_json_body.)"""
+    (Bodies are checked before Litestar reads them: http.bounds.check_json_body.)"""
     parts = [
         f"{_camel(item['key'])}: {item.get('message', 'invalid value')}"
         if item.get("key")

@@ -77,7 +77,7 @@ class LinkController(Controller):
         self,
         principal: NamedDependency[Principal],
         services: NamedDependency[Services],
-        # Any page: one past the end is empty (the query string is bounded by web.bounds).
+        # Any page: one past the end is empty (the query string is bounded by http.bounds).
         page: Annotated[int, QueryParameter(ge=1)] = 1,
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
         search: Annotated[

@@ -30,7 +30,7 @@ from litestar.openapi.spec import (
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.typing import FieldDefinition
 
-from shortlink.web.errors import ErrorBody, error_response
+from shortlink.http.envelope import ErrorBody, error_response
 
 _DESCRIPTIONS = {
     400: "VALIDATION_ERROR: invalid body or query parameters, or a query string or header block over its size limit",

@@ -9,9 +9,9 @@ import pytest
 
 from shortlink.config import ConfigError
 from shortlink.errors import ValidationError
+from shortlink.http.public import CSRF_COOKIE
 from shortlink.links.public import blocked_hosts, blocking_entry, refuse_for_public
 from shortlink.web.asgi import create_app
-from shortlink.web.public import CSRF_COOKIE
 from tests.support.visitors import FACEBOOK_BOT, IPHONE
 
 OWNER = "owner@example.com"

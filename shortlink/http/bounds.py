@@ -17,7 +17,7 @@ from litestar import Request
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Receive, Scope, Send
 
 from shortlink.errors import ValidationError, field_error
-from shortlink.web.errors import envelope_bytes
+from shortlink.http.envelope import envelope_bytes
 
 MAX_QUERY_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 32 * 1024
