@@ -227,6 +227,10 @@ def load_config_with_origins(
             origin: Origin = "command line"
             if value is None and env_name in environ:
                 value, origin = _from_env(environ[env_name], key_type), "environment"
+            if (section_name, key) in _secret_keys() and f"{env_name}_FILE" in environ:
+                secret = _read_secret_file(env_name, environ)
+                if value is None:
+                    value, origin = _from_env(secret, key_type), "environment"
             if value is None:
                 origin = "file" if isinstance(in_file, dict) and key in in_file else "default"
             origins[f"{section_name}.{key}"] = origin
@@ -257,9 +261,41 @@ def _fields(section_type: type) -> dict[str, Any]:
 
 @cache
 def _known_environment_names() -> frozenset[str]:
-    return frozenset(
-        _env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)
-    )
+    names = {_env_name(section, key) for section, section_type in _sections().items() for key in _fields(section_type)}
+    return frozenset(names | {f"{_env_name(section, key)}_FILE" for section, key in _secret_keys()})
+
+
+# Settings that may hold a password or token: each also reads SHORTLINK_<SECTION>_<KEY>_FILE, so
+# that a container's secret file (compose `secrets:`) never has to pass through the environment.
+_SECRET_BEARING = {("storage", "url"), ("redis", "url")}
+_SECRET_WORDS = ("password", "secret", "token")
+
+
+@cache
+def _secret_keys() -> frozenset[tuple[str, str]]:
+    """The listed keys and any named like a secret; a key whose section also has `<key>_file`
+    leaves SHORTLINK_<SECTION>_<KEY>_FILE to that setting."""
+    keys = set()
+    for section, section_type in _sections().items():
+        fields = _fields(section_type)
+        for key in fields:
+            named = any(word in key for word in _SECRET_WORDS) and not key.endswith("_file")
+            if ((section, key) in _SECRET_BEARING or named) and f"{key}_file" not in fields:
+                keys.add((section, key))
+    return frozenset(keys)
+
+
+def _read_secret_file(env_name: str, environ: Mapping[str, str]) -> str:
+    """The content of the file SHORTLINK_..._FILE names, its trailing newline taken off."""
+    file_name = f"{env_name}_FILE"
+    if env_name in environ:
+        raise ConfigError(f"invalid configuration: both {env_name} and {file_name} are set; keep one")
+    path = environ[file_name]
+    try:
+        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(f"invalid configuration: {file_name}: {path}: {reason}") from None
 
 
 def _env_name(section: str, key: str) -> str:
