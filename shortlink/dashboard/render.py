@@ -17,12 +17,21 @@ from litestar.template.config import TemplateConfig
 
 from shortlink.dashboard import charts
 from shortlink.dashboard.guard import CSRF_FIELD, CrossSiteRequest, SignInRequired, WrongScheme, load_session
-from shortlink.errors import NotFoundError, ShortlinkError
-from shortlink.links.platforms import platform_name
+from shortlink.errors import NotFoundError, ShortlinkError, UnavailableError
+from shortlink.links.platforms import PLATFORM_NAMES, Platform
 from shortlink.pages.csp import policy
 from shortlink.times import from_iso
 
 log = logging.getLogger("shortlink")
+
+
+def platform_name(platform: Platform | str | None) -> str:
+    """A platform (or its value) as people read it; "Unknown" for none or a value this
+    service does not know."""
+    try:
+        return PLATFORM_NAMES[Platform(platform)] if platform is not None else "Unknown"
+    except ValueError:
+        return "Unknown"
 HERE = Path(__file__).parent
 STATIC_PATH = "/static/dashboard"
 
@@ -140,6 +149,10 @@ def handle_error(request: Request, exc: Exception) -> Response:
         return _error_page(request, 404, "Not found", "There is nothing here, or it belongs to another account.")
     if isinstance(exc, ShortlinkError) and exc.status < 500:
         return _error_page(request, exc.status, "That did not work", exc.message)
+    if isinstance(exc, UnavailableError):  # Redis, which holds the limits, does not answer
+        response = _error_page(request, exc.status, "Try again shortly", exc.message)
+        response.headers = {**response.headers, **exc.headers}
+        return response
     if isinstance(exc, HTTPException) and 400 <= exc.status_code < 500:
         return _error_page(request, exc.status_code, "That did not work", exc.detail or "Invalid request")
     log.exception("unhandled error on %s %s", request.method, request.scope["path"])
