@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
+from shortlink.analytics.csvexport import analytics_csv
 from shortlink.analytics.ranges import DEFAULT_DAYS, parse_range
 from shortlink.analytics.report import AccountAnalytics, LinkAnalytics, account_analytics, link_analytics
 from shortlink.storage import Database
@@ -29,3 +32,26 @@ class Analytics:
     ) -> AccountAnalytics:
         now = utcnow()
         return await self.db.read(account_analytics, account_id, parse_range(days, start, end, now), now)
+
+    async def link_csv(
+        self,
+        account_id: int,
+        link_id: str,
+        days: str = str(DEFAULT_DAYS),
+        start: str | None = None,
+        end: str | None = None,
+        sections: Collection[str] | None = None,
+    ) -> str:
+        """`of_link` as CSV (analytics.csvexport): every section, or only `sections`."""
+        return analytics_csv(await self.of_link(account_id, link_id, days, start, end), sections)
+
+    async def account_csv(
+        self,
+        account_id: int,
+        days: str = str(DEFAULT_DAYS),
+        start: str | None = None,
+        end: str | None = None,
+        sections: Collection[str] | None = None,
+    ) -> str:
+        """`of_account` as CSV, as `link_csv`."""
+        return analytics_csv(await self.of_account(account_id, days, start, end), sections)

@@ -29,7 +29,7 @@ from shortlink.application.links import Links
 from shortlink.application.periodic import EverySecondWriter
 from shortlink.bio import service
 from shortlink.bio.schema import BioPage, BioStats, SavePage
-from shortlink.bio.validation import normalise_handle, refuse_full_page
+from shortlink.bio.validation import moved, normalise_handle, refuse_full_page
 from shortlink.errors import ValidationError
 from shortlink.links.schema import CreateLink, Link
 from shortlink.pages.templated import render
@@ -195,6 +195,11 @@ class Bio:
         return self._edited(
             await self.db.write(service.reorder_buttons, account_id, link_ids, self._base(account_id), utcnow())
         )
+
+    async def move(self, account_id: int, link_id: str, step: int) -> BioPage:
+        """Move one button `step` places (-1: up, 1: down); at an end it stays."""
+        order = [button.link_id for button in (await self.page(account_id)).buttons]
+        return await self.reorder(account_id, moved(order, link_id, step))
 
     async def stats(self, account_id: int, days: int = 30) -> BioStats:
         """Views per UTC day of the last `days` days (today included) and clicks per button

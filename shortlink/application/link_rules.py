@@ -16,9 +16,9 @@ import msgspec
 from shortlink.analytics.ranges import parse_range
 from shortlink.application.hosts import Hosts
 from shortlink.errors import ValidationError
-from shortlink.link_rules import service
+from shortlink.link_rules import describe, service
 from shortlink.link_rules.countries import COUNTRY_CODES
-from shortlink.link_rules.schema import RuleAnalytics, RulesDocument, SimulatedResult, SimulatedVisit
+from shortlink.link_rules.schema import Rule, RuleAnalytics, RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.links.validation import parse_time
 from shortlink.storage import Database
 from shortlink.times import utcnow
@@ -67,6 +67,14 @@ class LinkRules:
         row = await self.db.read(service.visit_target_row, account_id, link_id)
         target = with_rules(row, self.hosts.is_ours)
         return await self.visits.simulate(target, msgspec.structs.replace(visit, country=country), now)
+
+    def summary(self, rule: Rule) -> str:
+        """A rule's action in a few words, for the editor's card (link_rules.describe)."""
+        return describe.action_text(rule)
+
+    def sentences(self, result: SimulatedResult) -> list[tuple[str, str, str]]:
+        """What a tried visit met, rule by rule, as the editor shows it."""
+        return describe.tried_sentences(result)
 
 
 class ClickCaps:

@@ -72,6 +72,11 @@ class Links:
         # endpoint wants them) in the same transaction; then the deliverer is woken.
         self._events_written = events_written
 
+    def checked_tags(self, tags: builtins.list[tagging.TagInput]) -> builtins.list[tagging.TagInput]:
+        """Tags as the API's rules take them (names trimmed), before anything is saved; a
+        ValidationError names the field `tags`."""
+        return tagging.validated(tags)
+
     async def create(
         self, account_id: int, body: CreateLink, source: Source, tags: builtins.list[tagging.TagInput] | None = None
     ) -> Link:

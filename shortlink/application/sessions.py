@@ -97,6 +97,10 @@ class Sessions:
             csrf=self.csrf(token),
         )
 
+    def new_form_token(self) -> str:
+        """A random value for the form cookie of a browser that has none yet."""
+        return sessions.new_token()
+
     def csrf(self, bound_to: str) -> str:
         return sessions.csrf_token(self._secret(), bound_to)
 

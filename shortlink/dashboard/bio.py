@@ -16,7 +16,6 @@ from shortlink import qr
 from shortlink.accounts.schema import SessionAccount
 from shortlink.analytics.ranges import DEFAULT_DAYS
 from shortlink.bio.schema import BioButton, BioPage
-from shortlink.bio.validation import moved
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import PRESETS
 from shortlink.dashboard.charts import percent_text
@@ -204,9 +203,7 @@ class BioPages(SignedInController):
         step = STEPS.get(forms.text(await request.form(), "direction"))
         if step is None:
             raise ValidationError("direction", "must be up or down")
-        bio = await services.bio.page(session.account_id)
-        order = [button.link_id for button in bio.buttons]
-        await services.bio.reorder(session.account_id, moved(order, link_id, step))
+        await services.bio.move(session.account_id, link_id, step)
         return see_other("/bio?done=moved")
 
     @get("/buttons/{link_id:str}/label")

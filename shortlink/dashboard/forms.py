@@ -15,7 +15,6 @@ from msgspec import UNSET
 
 from shortlink.bio.schema import SavePage
 from shortlink.errors import field_error
-from shortlink.links import tags as tagging
 from shortlink.links.schema import CreateLink, Link, UpdateLink
 from shortlink.links.tags import Tag, TagInput
 
@@ -58,18 +57,17 @@ def create_link(form: Mapping[str, Any]) -> CreateLink:
 
 
 def link_tags(form: Mapping[str, Any]) -> list[TagInput]:
-    """The tags field: names separated by commas (which no name may hold), blanks left out,
-    checked by the API's rules (a ValidationError names the field `tags`)."""
+    """The tags field: names separated by commas (which no name may hold), blanks left out;
+    unchecked (`Links.checked_tags`)."""
     names = [name.strip() for name in text(form, "tags").split(",")]
-    return tagging.validated([TagInput(name=name) for name in names if name])
+    return [TagInput(name=name) for name in names if name]
 
 
-def changed_tags(form: Mapping[str, Any], tags: list[Tag]) -> list[TagInput] | None:
-    """The link's tags as the edit form's field has them, or None when the form has no such
-    field or names the tags the link has (in any order)."""
-    if "tags" not in form:
+def changed_tags(typed: list[TagInput] | None, tags: list[Tag]) -> list[TagInput] | None:
+    """The checked tags of the edit form's field (None: the form has no such field), or None
+    when they are the tags the link has (in any order)."""
+    if typed is None:
         return None
-    typed = link_tags(form)
     return None if sorted(tag.name for tag in typed) == sorted(tag.name for tag in tags) else typed
 
 

@@ -11,7 +11,6 @@ from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 
 from shortlink.accounts.schema import SessionAccount
-from shortlink.accounts.sessions import new_token
 from shortlink.client_address import address_of
 from shortlink.wiring import Services
 
@@ -101,7 +100,7 @@ def form_token(request: Request) -> str:
     value = request.cookies.get(FORM_COOKIE, "")
     if 20 <= len(value) <= 100 and value.isascii():
         return value
-    return new_token()
+    return services_of(request).sessions.new_form_token()
 
 
 def cookie(name: str, value: str, secure: bool, max_age: int | None) -> Cookie:

@@ -18,7 +18,6 @@ from shortlink.dashboard import forms
 from shortlink.dashboard.guard import SignedInController
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
-from shortlink.link_rules.describe import action_text, tried_sentences
 from shortlink.link_rules.schema import (
     MAX_RULES,
     Condition,
@@ -130,8 +129,8 @@ def document_from_form(form: Mapping[str, Any], op: str) -> RulesDocument:
     )
 
 
-def card_of(rule: Rule) -> dict[str, Any]:
-    """A rule as the card's field values."""
+def card_of(rule: Rule, summary: str) -> dict[str, Any]:
+    """A rule as the card's field values; `summary`, its action in a few words."""
     return {
         "conditions": {condition.type: ", ".join(condition.values) for condition in rule.conditions},
         "action": "split" if rule.split is not None else "rewrite" if rule.rewrite is not None else "url",
@@ -139,7 +138,7 @@ def card_of(rule: Rule) -> dict[str, Any]:
         "split": "\n".join(f"{variant.weight} {variant.url}" for variant in rule.split or []),
         "table": rule.rewrite.table if rule.rewrite is not None and rule.rewrite.table else "",
         "hosts": "\n".join(f"{c} {h}" for c, h in ((rule.rewrite.hosts or {}) if rule.rewrite else {}).items()),
-        "summary": action_text(rule),
+        "summary": summary,
     }
 
 
@@ -168,7 +167,7 @@ class RulePages(SignedInController):
             "link_rules.html",
             status_code=status_code,
             link=link,
-            cards=[card_of(rule) for rule in document.rules],
+            cards=[card_of(rule, services.link_rules.summary(rule)) for rule in document.rules],
             document=document,
             starts_at=forms.expiry_input(document.starts_at),
             labels=CONDITION_LABELS,
@@ -176,7 +175,7 @@ class RulePages(SignedInController):
             error_card=int(where.group(1)) if where else None,
             stats=stats.rules,
             top=top,
-            sentences=tried_sentences(tried) if tried is not None else None,
+            sentences=services.link_rules.sentences(tried) if tried is not None else None,
             visit=visit or SimulatedVisit(user_agent=request.headers.get("user-agent", "")[:512]),
             saved=request.query_params.get("saved") == "1",
         )

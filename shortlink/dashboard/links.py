@@ -205,7 +205,7 @@ class LinkPages(SignedInController):
         form = await request.form()
         try:
             body = forms.create_link(form)
-            tags = forms.link_tags(form)
+            tags = services.links.checked_tags(forms.link_tags(form))
             link = await services.links.create(session.account_id, body, source="DASHBOARD", tags=tags)
         except ValidationError as exc:
             values = {name: forms.text(form, name) for name in (*forms.CREATE_FIELDS, "tags") if name != "password"}
@@ -270,7 +270,8 @@ class LinkPages(SignedInController):
         tags = (await services.links.tags(session.account_id, link_id)).tags
         form = await request.form()
         try:
-            new_tags = forms.changed_tags(form, tags)  # checked before anything is saved
+            checked = services.links.checked_tags(forms.link_tags(form)) if "tags" in form else None
+            new_tags = forms.changed_tags(checked, tags)  # checked before anything is saved
             patch = forms.update_link(form, link)
             if patch is not None:
                 await services.links.update(session.account_id, link_id, patch)

@@ -22,7 +22,7 @@ from litestar.params import FromPath
 from litestar.response import Stream
 
 from shortlink.accounts.schema import SessionAccount
-from shortlink.analytics.csvexport import SECTIONS, analytics_csv
+from shortlink.analytics.csvexport import SECTIONS
 from shortlink.application.imports import MAX_UPLOAD_BYTES
 from shortlink.dashboard import forms
 from shortlink.dashboard.analytics import range_query
@@ -173,8 +173,8 @@ class MovingPages(SignedInController):
     async def account_csv(
         self, request: Request, session: NamedDependency[SessionAccount], services: NamedDependency[Services]
     ) -> Response:
-        answer = await services.analytics.of_account(session.account_id, **_range(request))
-        return _csv(analytics_csv(answer, _sections(request)), "analytics.csv")
+        text = await services.analytics.account_csv(session.account_id, **_range(request), sections=_sections(request))
+        return _csv(text, "analytics.csv")
 
     @get("/links/{link_id:str}/analytics/csv")
     async def link_csv(
@@ -184,8 +184,10 @@ class MovingPages(SignedInController):
         session: NamedDependency[SessionAccount],
         services: NamedDependency[Services],
     ) -> Response:
-        answer = await services.analytics.of_link(session.account_id, link_id, **_range(request))
-        return _csv(analytics_csv(answer, _sections(request)), f"analytics-{link_id}.csv")
+        text = await services.analytics.link_csv(
+            session.account_id, link_id, **_range(request), sections=_sections(request)
+        )
+        return _csv(text, f"analytics-{link_id}.csv")
 
 
 def _range(request: Request) -> dict[str, Any]:

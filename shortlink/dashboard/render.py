@@ -32,6 +32,8 @@ def platform_name(platform: Platform | str | None) -> str:
         return PLATFORM_NAMES[Platform(platform)] if platform is not None else "Unknown"
     except ValueError:
         return "Unknown"
+
+
 HERE = Path(__file__).parent
 STATIC_PATH = "/static/dashboard"
 

@@ -41,15 +41,6 @@ PLATFORM_NAMES: dict[Platform, str] = {
 }
 
 
-def platform_name(platform: Platform | str | None) -> str:
-    """A platform (or its value) as people read it; "Unknown" for none or a value this
-    service does not know."""
-    try:
-        return PLATFORM_NAMES[Platform(platform)] if platform is not None else "Unknown"
-    except ValueError:
-        return "Unknown"
-
-
 # Exact hosts (after normalising and dropping "www.") for each platform. Only a
 # host equal to one of these, or a subdomain of the ones in WITH_SUBDOMAINS,
 # matches: "youtube.com.evil.io" ends in ".evil.io" and is OTHER.

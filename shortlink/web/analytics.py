@@ -10,7 +10,6 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, QueryParameter
 
 from shortlink.accounts.schema import Principal
-from shortlink.analytics.csvexport import analytics_csv
 from shortlink.analytics.ranges import DEFAULT_DAYS, MAX_DAYS
 from shortlink.analytics.report import AccountAnalyticsResponse, LinkAnalyticsResponse
 from shortlink.web.openapi import error_responses
@@ -90,8 +89,8 @@ class AnalyticsController(Controller):
         start: From = None,
         end: To = None,
     ) -> Response[str]:
-        answer = await services.analytics.of_link(principal.account_id, id, days, start, end)
-        return _csv(analytics_csv(answer), f"analytics-{id}.csv")
+        text = await services.analytics.link_csv(principal.account_id, id, days, start, end)
+        return _csv(text, f"analytics-{id}.csv")
 
     @get(
         "/analytics/csv",
@@ -107,8 +106,8 @@ class AnalyticsController(Controller):
         start: From = None,
         end: To = None,
     ) -> Response[str]:
-        answer = await services.analytics.of_account(principal.account_id, days, start, end)
-        return _csv(analytics_csv(answer), "analytics.csv")
+        text = await services.analytics.account_csv(principal.account_id, days, start, end)
+        return _csv(text, "analytics.csv")
 
 
 def _csv(text: str, filename: str) -> Response[str]:
