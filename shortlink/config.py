@@ -137,6 +137,14 @@ class GeoipConfig(_Section):
     path: str = ""
 
 
+class DomainsConfig(_Section):
+    # The nameservers that verify an account's domain ("1.1.1.1", "[2606:4700::1111]:53");
+    # empty: the system's (/etc/resolv.conf).
+    nameservers: list[str] = []
+    # Caddy's on-demand TLS asks (GET /tls/allowed), per client address (an IPv6 client is its /64).
+    tls_asks_per_minute: int = 120
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -149,6 +157,7 @@ class Config(_Section):
     dashboard: DashboardConfig = msgspec.field(default_factory=DashboardConfig)
     public: PublicConfig = msgspec.field(default_factory=PublicConfig)
     geoip: GeoipConfig = msgspec.field(default_factory=GeoipConfig)
+    domains: DomainsConfig = msgspec.field(default_factory=DomainsConfig)
 
     @property
     def short_host(self) -> str:
@@ -181,6 +190,7 @@ _POSITIVE = {
     ("dashboard", "actions_per_minute_per_address"),
     ("public", "expire_days"),
     ("public", "links_per_hour"),
+    ("domains", "tls_asks_per_minute"),
 }
 
 
@@ -368,6 +378,29 @@ def _check(config: Config) -> None:
     if config.redis.url and not config.redis.url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError("invalid configuration: [redis] url: must start with redis://, rediss:// or unix://")
     _check_public(config.public)
+    for entry in config.domains.nameservers:
+        try:
+            nameserver_address(entry)
+        except ValueError:
+            raise ConfigError(
+                f"invalid configuration: [domains] nameservers: {entry!r} is not an address (IP, IP:port, [IPv6]:port)"
+            ) from None
+
+
+def nameserver_address(text: str) -> tuple[str, int]:
+    """(address, port) of "1.1.1.1", "1.1.1.1:5353", "2606:4700::1111" or "[::1]:5353"."""
+    text = text.strip()
+    host, port = text, 53
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") else 53
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+        port = int(port_text)
+    ipaddress.ip_address(host)
+    if not 0 < port < 65536:
+        raise ValueError(f"port {port} is out of range")
+    return host, port
 
 
 def _is_host_name(host: str) -> bool:

@@ -17,6 +17,7 @@ from shortlink.application.accounts import Accounts
 from shortlink.application.analytics import Analytics
 from shortlink.application.applinks import Apps
 from shortlink.application.bio import Bio, BioCache
+from shortlink.application.domains import Domains
 from shortlink.application.hosts import Hosts
 from shortlink.application.imports import Imports
 from shortlink.application.link_rules import ClickCaps, LinkRules, SharedClickCaps
@@ -190,6 +191,12 @@ class Services:
             app_checks=self._action_limit("app checks", dashboard.app_checks_per_minute_per_account),
             imports=self._action_limit("imports", dashboard.imports_per_minute_per_account),
         )
+        self.domains = Domains(
+            self.db,
+            self.hosts,
+            config.domains.nameservers,
+            self._limiter("tls-ask", config.domains.tls_asks_per_minute),
+        )
         self.visits.count_app_outcome = self.apps.count_outcome
         self.webhooks, self.deliverer = self._webhooks(config)
         self._deliver_here = True
@@ -253,6 +260,7 @@ class Services:
         await self.fetcher.start()
         await self.bio.start()
         await self.apps.start()
+        await self.domains.start()
         await self.webhooks.refresh_subscribers()
         if self._deliver_here:
             await self.deliverer.start()
@@ -276,6 +284,7 @@ class Services:
         await self.deliverer.stop()
         await self.bio.stop()
         await self.apps.stop()
+        await self.domains.stop()
         await self.recorder.stop()  # drains every queued click
         if self.link_changes is not None:
             await self.link_changes.stop()
@@ -304,7 +313,7 @@ class Services:
                     self.data_version = version
                     if self.link_changes is None or not self.link_changes.listening:
                         self.caches.clear()
-                    if self.hosts.replace_custom_domains(await self.db.write(account_store.all_domains)):
+                    if self.hosts.replace(await self.db.write(Hosts.read)):
                         self.caches.bio.clear()  # bio pages show their account's short URL base
             except Exception:  # a locked or failing database must not end the watcher
                 log.exception("could not check the database for outside changes")
@@ -370,7 +379,7 @@ class Delivering:
 
     async def _refresh_domains(self) -> None:
         """Custom domains added meanwhile (an account's links' base)."""
-        self.hosts.replace_custom_domains(await self.db.read(account_store.all_domains))
+        self.hosts.replace(await self.db.read(Hosts.read))
 
     async def start(self) -> None:
         await self.deliverer.start()

@@ -117,7 +117,7 @@ def add_domain(conn: Connection, email: str, host: str) -> str:
     if not host or "/" in host or ":" in host.split("]")[-1].rstrip("0123456789") or " " in host:
         raise ValidationError("host", "must be a bare host name such as links.example.com")
     host = host_name(host)  # the form visitors' Host headers are compared in (IDNs as punycode)
-    if not store.insert_domain(conn, host, account_for(conn, email)["id"], to_iso(utcnow())):
+    if not store.insert_domain(conn, host, account_for(conn, email)["id"], to_iso(utcnow()), new_id("dom")):
         raise ValidationError("host", f"{host} is already connected to another account")
     return host
 

@@ -9,13 +9,17 @@ from urllib.parse import urlsplit
 from shortlink.links.platforms import host_name, site_of
 from shortlink.storage import Connection
 from shortlink.storage import accounts as account_store
+from shortlink.storage import domains as domain_store
+
+# The verified custom domains with their accounts, and the redirects chosen for some of them.
+Snapshot = tuple[list[tuple[str, int]], dict[str, tuple[str | None, str | None]]]
 
 
 class Hosts:
-    """The short host, the `[links] domains` and the connected custom domains.
+    """The short host, the `[links] domains` and the verified custom domains.
 
-    Custom domains change at run time (`shortlink domain add`); `replace_custom_domains`
-    swaps them in whole, so every answer comes from one consistent set.
+    Custom domains change at run time (`shortlink domain add`, an account's verified domain);
+    `replace_custom_domains` swaps them in whole, so every answer comes from one consistent set.
     """
 
     def __init__(
@@ -27,11 +31,23 @@ class Hosts:
         self.configured = frozenset({urlsplit(short_host).netloc, *configured_domains})
         self._configured_names = frozenset(host_name(host) for host in self.configured)
         self._primary_domain: dict[int, str] = {}
+        self._redirects: dict[str, tuple[str | None, str | None]] = {}
         self.replace_custom_domains(custom_domains)
 
     @classmethod
     def load(cls, conn: Connection, short_host: str, configured_domains: Iterable[str]) -> Hosts:
-        return cls(short_host, configured_domains, account_store.all_domains(conn))
+        hosts = cls(short_host, configured_domains)
+        hosts.replace(cls.read(conn))
+        return hosts
+
+    @staticmethod
+    def read(conn: Connection) -> Snapshot:
+        return account_store.all_domains(conn), domain_store.redirects(conn)
+
+    def replace(self, snapshot: Snapshot) -> bool:
+        """`read`'s answer swapped in; returns whether an account's short URL base changed."""
+        domains, self._redirects = snapshot
+        return self.replace_custom_domains(domains)
 
     def replace_custom_domains(self, domains: Iterable[tuple[str, int]]) -> bool:
         """(host, account id) pairs, the account's first-connected domain first; returns
@@ -53,6 +69,24 @@ class Hosts:
     def is_ours(self, host: str) -> bool:
         """Whether `host` is one of ours, whatever its case, trailing dot, port or "www."."""
         return bool(host) and site_of(host) in self._sites
+
+    def is_service_host(self, host: str) -> bool:
+        """Whether `host` is the short host or a [links] domain (or its "www.")."""
+        return site_of(host) in {site_of(name) for name in self._configured_names}
+
+    def allows_certificate(self, host: str) -> bool:
+        """Whether a TLS certificate may be issued for `host` (Caddy's on-demand `ask`): exactly a
+        name we serve, so that nobody can make the proxy ask a CA for names we don't."""
+        name = host_name(host)
+        return name in self._configured_names or name in self._domain_owner
+
+    def root_redirect(self, host: str) -> str | None:
+        """Where `/` sends visitors on this custom domain, when its account chose a place."""
+        return self._redirects.get(host_name(host), (None, None))[0] if self._redirects else None
+
+    def not_found_redirect(self, host: str) -> str | None:
+        """Where an unknown code sends visitors on this custom domain, when chosen."""
+        return self._redirects.get(host_name(host), (None, None))[1] if self._redirects else None
 
     def is_custom(self, host: str) -> bool:
         """Whether `host` is a connected custom domain (not the short host or a [links] domain)."""

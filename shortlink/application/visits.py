@@ -131,7 +131,8 @@ class Visits:
         """The reply for an unknown or closed link, else the link and who visits it."""
         target = await self.resolve(code, request.host)
         if target is None:
-            return respond.not_found()
+            elsewhere = self.hosts.not_found_redirect(request.host)  # a custom domain's choice
+            return respond.not_found() if elsewhere is None else respond.fallback(elsewhere)
         closed = respond.closed_state(target, time.time())
         if closed is not None:
             return respond.closed_page(target, closed)

@@ -68,6 +68,9 @@ def signed_out_home(request: Request) -> Response:
 
 @get("/", include_in_schema=False)
 async def home(request: Request) -> Response:
+    elsewhere = services_of(request).hosts.root_redirect(request.headers.get("host", ""))
+    if elsewhere is not None:  # a custom domain whose account chose where `/` leads
+        return Response(content=b"", status_code=302, headers={"Location": elsewhere, "Cache-Control": "no-store"})
     if load_session(request) is None:
         return signed_out_home(request)
     return await links_page(request)

@@ -95,7 +95,11 @@ def account_by_id(conn: Connection, account_id: int) -> Row | None:
 
 
 def domains_of(conn: Connection, account_id: int) -> list[str]:
-    rows = conn.execute("SELECT host FROM domains WHERE account_id = ? ORDER BY created_at, host", (account_id,))
+    """The account's verified domains, first-connected first."""
+    rows = conn.execute(
+        "SELECT host FROM domains WHERE account_id = ? AND verified_at IS NOT NULL ORDER BY created_at, host",
+        (account_id,),
+    )
     return [row["host"] for row in rows]
 
 
@@ -116,23 +120,35 @@ def principal_by_key_hash(conn: Connection, key_hash: str) -> Row | None:
     ).fetchone()
 
 
-def insert_domain(conn: Connection, host: str, account_id: int, created_at: str) -> bool:
-    """Connect a host to an account; False when another account already has it."""
+def insert_domain(conn: Connection, host: str, account_id: int, created_at: str, public_id: str) -> bool:
+    """Connect a host to an account as the operator does: verified, never checked (the operator
+    vouches for it). False when another account has it verified; another account's unverified
+    claim gives way, and the account's own unverified one becomes verified."""
     with transaction(conn):
-        owner = conn.execute("SELECT account_id FROM domains WHERE host = ?", (host,)).fetchone()
+        owner = conn.execute("SELECT account_id, verified_at FROM domains WHERE host = ?", (host,)).fetchone()
+        if owner is not None and owner["account_id"] != account_id:
+            if owner["verified_at"] is not None:
+                return False
+            conn.execute("DELETE FROM domains WHERE host = ?", (host,))
+            owner = None
         if owner is not None:
-            return owner["account_id"] == account_id
+            conn.execute(
+                "UPDATE domains SET verified_at = coalesce(verified_at, ?), token = NULL, check_at = NULL,"
+                " check_error = NULL WHERE host = ?",
+                (created_at, host),
+            )
+            return True
         conn.execute(
-            "INSERT INTO domains (host, account_id, created_at) VALUES (?, ?, ?)",
-            (host, account_id, created_at),
+            "INSERT INTO domains (host, account_id, created_at, public_id, verified_at) VALUES (?, ?, ?, ?, ?)",
+            (host, account_id, created_at, public_id, created_at),
         )
     return True
 
 
 def all_domains(conn: Connection) -> list[tuple[str, int]]:
-    """Every connected custom domain (lower-case host) and its account id, each account's
-    first-connected domain first."""
-    rows = conn.execute("SELECT host, account_id FROM domains ORDER BY created_at, host")
+    """Every verified custom domain (lower-case host) and its account id, each account's
+    first-connected domain first: the hosts served."""
+    rows = conn.execute("SELECT host, account_id FROM domains WHERE verified_at IS NOT NULL ORDER BY created_at, host")
     return [(row["host"].lower(), row["account_id"]) for row in rows]
 
 

@@ -24,6 +24,7 @@ from shortlink.web.analytics import AnalyticsController
 from shortlink.web.applinks import ASSOCIATION_HANDLERS, AppController, LinkAppController
 from shortlink.web.auth import api_guard, provide_principal, rate_limit_headers_middleware
 from shortlink.web.bio import bio_handlers
+from shortlink.web.domains import DomainController, tls_allowed
 from shortlink.web.errors import handle_exception
 from shortlink.web.exports import ExportController
 from shortlink.web.health import healthz
@@ -48,6 +49,7 @@ API_CONTROLLERS = [
     RulesController,
     WebhookController,
     ExportController,
+    DomainController,
 ]
 
 
@@ -108,6 +110,7 @@ def create_app(config: Config) -> Litestar:
         route_handlers=[
             api,
             healthz,
+            tls_allowed,
             mcp_route(bound),
             *dashboard_handlers(),
             *visitor_handlers(bound),

@@ -62,6 +62,12 @@ OPERATIONS = {
     ("GET", "/api/v1/webhooks/{id}/deliveries"): {"200", "400", "401", "403", "404", "429", "500"},
     ("POST", "/api/v1/webhooks/{id}/replay"): {"200", "400", "401", "403", "404", "429", "500"},
     ("POST", "/api/v1/webhooks/{id}/test"): {"202", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/domains"): {"201", "400", "401", "403", "409", "429", "500"},
+    ("GET", "/api/v1/domains"): {"200", "400", "401", "403", "429", "500"},
+    ("GET", "/api/v1/domains/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("PATCH", "/api/v1/domains/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("DELETE", "/api/v1/domains/{id}"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("POST", "/api/v1/domains/{id}/verify"): {"200", "400", "401", "403", "404", "429", "500"},
 }
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -191,7 +197,9 @@ def test_per_link_paths_name_their_parameter_id(document):
         names = [parameter["name"] for parameter in operation.get("parameters", []) if parameter["in"] == "path"]
         assert names == (["id"] if "/{id}" in path else []), (method, path)
         if names:
-            assert path.startswith(("/api/v1/links/{id}", "/api/v1/apps/{id}", "/api/v1/webhooks/{id}"))
+            assert path.startswith(
+                ("/api/v1/links/{id}", "/api/v1/apps/{id}", "/api/v1/webhooks/{id}", "/api/v1/domains/{id}")
+            )
 
 
 def test_analytics_times_and_days_carry_their_formats(document):
