@@ -1,4 +1,5 @@
-"""The queries behind the analytics endpoints: daily rollups for whole UTC days, raw clicks for the rest.
+"""The queries behind the analytics endpoints: daily rollups for whole UTC days, an account's
+hourly rollups for the whole hours of a partial day, raw clicks for the rest.
 
 A scope is one link (`LINK`, by links.id) or one account (`ACCOUNT`, by
 accounts.id). Every figure counts human clicks only (is_bot = 0). Times are Unix
@@ -81,6 +82,54 @@ def link_clicks_between(conn: Connection, link_id: int, first_day: str, last_day
         "SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
         (link_id, first_day, last_day),
     ).fetchone()[0]
+
+
+def hour_rows(conn: Connection, account_id: int, first_hour: int, last_hour: int) -> list[tuple[int, int]]:
+    """(hour since the epoch, human clicks) of the account's hours from first_hour to last_hour."""
+    return conn.execute(
+        "SELECT hour, clicks FROM account_hours WHERE account_id = ? AND hour BETWEEN ? AND ?",
+        (account_id, first_hour, last_hour),
+    ).fetchall()
+
+
+def hour_dimension_totals(
+    conn: Connection, account_id: int, dimension: int, first_hour: int, last_hour: int
+) -> list[tuple[str, int]]:
+    return conn.execute(
+        "SELECT value, sum(clicks) FROM account_hour_dimensions WHERE account_id = ? AND dimension = ?"
+        " AND hour BETWEEN ? AND ? GROUP BY value",
+        (account_id, dimension, first_hour, last_hour),
+    ).fetchall()
+
+
+def link_clicks_in_hours(conn: Connection, link_id: int, first_hour: int, last_hour: int) -> int:
+    return conn.execute(
+        "SELECT coalesce(sum(clicks), 0) FROM link_hours WHERE link_id = ? AND hour BETWEEN ? AND ?",
+        (link_id, first_hour, last_hour),
+    ).fetchone()[0]
+
+
+def raw_link_clicks(conn: Connection, account_id: int, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+    """(link id, human clicks) of the account's links between two moments, from raw clicks."""
+    return conn.execute(
+        "SELECT link_id, count(*) FROM click_rows WHERE account_id = ? AND ts BETWEEN ? AND ? AND is_bot = 0"
+        " GROUP BY link_id",
+        (account_id, start_ms, end_ms),
+    ).fetchall()
+
+
+def visitors_in_day_part(
+    conn: Connection, account_id: int, day: str, hours: tuple[int, int] | None, pieces: list[tuple[int, int]]
+) -> int:
+    """Distinct visitors of a part of one day: the hours of that day (0-23, both included) read
+    from the visitor rollups, and the raw clicks between the moments of each piece."""
+    parts = ["SELECT visitor FROM account_visitors WHERE account_id = ? AND day = ? AND hour BETWEEN ? AND ?"]
+    parameters: list[Any] = [account_id, day, *(hours or (1, 0))]
+    for start_ms, end_ms in pieces:
+        parts.append("SELECT visitor FROM click_rows WHERE account_id = ? AND ts BETWEEN ? AND ? AND is_bot = 0")
+        parameters += [account_id, start_ms, end_ms]
+    union = " UNION ALL ".join(parts)
+    return conn.execute(f"SELECT count(DISTINCT visitor) FROM ({union}) AS v", parameters).fetchone()[0]
 
 
 def raw_counts(conn: Connection, scope: Scope, owner: int, start_ms: int, end_ms: int) -> list[tuple[str, Any, int]]:

@@ -86,6 +86,9 @@ def delete_raw_clicks_before(conn: Connection, ts_ms: int, limit: int) -> int:
         ).rowcount
 
 
+# A click's hour, counted since the epoch (the hourly rollups' key), and its hour of the day.
+_HOUR = "ts / 3600000"
+_HOUR_OF_DAY = "ts / 3600000 % 24"
 # StoredClick's fields as SQL types, for `_batch_columns`.
 _STORED_TYPES = "bigint bigint bigint text text text text text text text text bigint integer integer integer"
 # The message of the abort that a batch with clicks of a deleted link ends in, on SQLite.
@@ -103,17 +106,46 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _dimension_counts(b: str, table: str, owner: str) -> str:
-    """Add the batch's human clicks to `table` (link_dimensions or account_dimensions) per
-    (owner, dimension, day, label), `owner` being its link_id or account_id, for each of
-    DIMENSIONS (coded 1, 2, ...) but its unstored label; in key order (see `_counting`)."""
-    key = f"{owner}, dimension, day, value"
-    account = ", min(account_id) AS account_id" if owner == "link_id" else ""
-    counts = " UNION ALL ".join(
-        f"SELECT {owner}, {code} AS dimension, day, {name} AS value{account}, count(*) AS clicks FROM {b}"
-        f" WHERE is_bot = 0 AND {name} <> {_literal(unstored)} GROUP BY {owner}, day, {name}"
+def _dimension_rows(b: str, owner: str, period: str, extra: str = "") -> str:
+    """The human clicks of `b` per (owner, dimension, period, value), but each dimension's
+    unstored label, as one UNION ALL; `extra`: more aggregate columns."""
+    moment = "day" if period == "day" else f"{_HOUR} AS hour"
+    return " UNION ALL ".join(
+        f"SELECT {owner}, {code} AS dimension, {moment}, {name} AS value{extra}, count(*) AS clicks FROM {b}"
+        f" WHERE is_bot = 0 AND {name} <> {_literal(unstored)} GROUP BY {owner}, {period}, {name}"
         for code, (name, unstored) in enumerate(zip(DIMENSIONS, UNSTORED, strict=True), start=1)
     )
+
+
+def forget_link_hours(conn: Connection, link_id: int) -> None:
+    """Take a link about to be deleted out of its account's hourly rollups, as its raw clicks
+    count it (its daily rollups leave by trigger, with its own rows). Hours whose raw clicks
+    were already deleted by the retention keep the link's share: nothing says what it was."""
+    link = "(SELECT * FROM clicks WHERE link_id = ?) AS b"
+    conn.execute(
+        "UPDATE account_hours SET clicks = account_hours.clicks - r.clicks"
+        f" FROM (SELECT account_id, {_HOUR} AS hour, count(*) AS clicks FROM {link} WHERE is_bot = 0"
+        " GROUP BY account_id, hour) AS r"
+        " WHERE account_hours.account_id = r.account_id AND account_hours.hour = r.hour",
+        (link_id,),
+    )
+    conn.execute(
+        "UPDATE account_hour_dimensions SET clicks = account_hour_dimensions.clicks - r.clicks"
+        f" FROM ({_dimension_rows(link, 'account_id', 'hour')}) AS r"
+        " WHERE account_hour_dimensions.account_id = r.account_id AND account_hour_dimensions.dimension = r.dimension"
+        " AND account_hour_dimensions.hour = r.hour AND account_hour_dimensions.value = r.value",
+        (link_id,) * len(DIMENSIONS),
+    )
+
+
+def _dimension_counts(b: str, table: str, owner: str, period: str = "day") -> str:
+    """Add the batch's human clicks to `table` (link_dimensions, account_dimensions or
+    account_hour_dimensions) per (owner, dimension, period, label), `owner` being its link_id or
+    account_id and `period` its day or hour, for each of DIMENSIONS (coded 1, 2, ...) but its
+    unstored label; in key order (see `_counting`)."""
+    key = f"{owner}, dimension, {period}, value"
+    account = ", min(account_id) AS account_id" if owner == "link_id" else ""
+    counts = _dimension_rows(b, owner, period, account)
     columns = f"{key}, account_id, clicks" if account else f"{key}, clicks"
     return (
         f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ({counts}) AS d"
@@ -147,10 +179,21 @@ def _counting(b: str) -> list[str]:
         " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
         _dimension_counts(b, "link_dimensions", "link_id"),
         _dimension_counts(b, "account_dimensions", "account_id"),
-        # New (link, day, visitor) rows count themselves in link_days and the account (triggers).
-        "INSERT INTO link_visitors (link_id, day, visitor, account_id)"
-        f" SELECT link_id, day, visitor, min(account_id) FROM {b} WHERE is_bot = 0"
-        " GROUP BY link_id, day, visitor ON CONFLICT DO NOTHING",
+        # Hourly rollups (migration 0018): what a range's partial days are read from.
+        "INSERT INTO account_hours (account_id, hour, clicks)"
+        f" SELECT account_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY account_id, hour"
+        " ORDER BY account_id, hour"
+        " ON CONFLICT (account_id, hour) DO UPDATE SET clicks = account_hours.clicks + excluded.clicks",
+        "INSERT INTO link_hours (link_id, hour, clicks)"
+        f" SELECT link_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY link_id, hour"
+        " ORDER BY link_id, hour"
+        " ON CONFLICT (link_id, hour) DO UPDATE SET clicks = link_hours.clicks + excluded.clicks",
+        _dimension_counts(b, "account_hour_dimensions", "account_id", period="hour"),
+        # New (link, day, visitor, hour) rows count themselves in the account, and in link_days
+        # and account_days when the visitor is new for the day (triggers).
+        "INSERT INTO link_visitors (link_id, day, visitor, hour, account_id)"
+        f" SELECT link_id, day, visitor, {_HOUR_OF_DAY} AS hour, min(account_id) FROM {b} WHERE is_bot = 0"
+        " GROUP BY link_id, day, visitor, hour ON CONFLICT DO NOTHING",
         *_rule_counts(b),
     ]
 

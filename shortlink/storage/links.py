@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from shortlink.storage import clicks as click_store
 from shortlink.storage.base import Connection, Row, on_postgres, transaction
 
 # The orders a list may ask for, by name: the only text of an ORDER BY (never built from input).
@@ -203,6 +204,7 @@ def _existing(row: Row | None) -> Row:
 def delete_link(conn: Connection, link_id: int) -> None:
     """The link, its clicks and its rollups go together (ON DELETE CASCADE)."""
     with transaction(conn):
+        click_store.forget_link_hours(conn, link_id)
         conn.execute("DELETE FROM links WHERE id = ?", (link_id,))
 
 

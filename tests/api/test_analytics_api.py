@@ -600,3 +600,35 @@ def test_partial_days_are_exact_with_or_without_clicks_outside_the_range(
         check_account(client, conn, auth, account_id, **params),
     ):
         assert answer["clicksInPeriod"] == in_range and answer["uniqueVisitors"] == visitors
+
+
+@pytest.fixture
+def unlimited_client(make_client) -> TestClient:
+    """The app without the API's rate limit: a property test asks more than 60 answers a minute."""
+    return make_client(limits_requests_per_minute=100_000)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 10**6),
+    count=st.integers(0, 60),
+    start_s=st.integers(0, 4 * 86_400),
+    span_s=st.integers(0, 3 * 86_400),
+)
+def test_any_range_to_the_second_answers_like_raw_clicks(
+    unlimited_client, auth, conn, seeded, seed, count, start_s, span_s
+):
+    # Clicks over the last four days on both links, visitors coming back within and across hours
+    # (six addresses), and a range from any second to any second: within one hour, one day or
+    # across days, so every mix of daily rollups, hourly rollups and raw partial hours is read.
+    rng = random.Random(seed)
+    now = now_ms()
+    window = now - 4 * DAY_MS
+    for link in seeded:
+        record(unlimited_client, random_clicks(rng, ids_of(conn, link), count, window, now, bot_share=0.2))
+    start = window + start_s * 1000
+    end = min(start + span_s * 1000, now)
+    params = {"from": iso(min(start, end)), "to": iso(end)}
+    for link in seeded:
+        check_link(unlimited_client, conn, link, auth, **params)
+    check_account(unlimited_client, conn, auth, ids_of(conn, seeded[0])[1], **params)
