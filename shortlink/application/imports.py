@@ -1,8 +1,7 @@
 """Importing rows (`shortlink.imports`) into an account, and exporting its links.
 
-An import is planned first, read-only: each row is checked by the rules every door uses
-(`links.service.check_new_link`, the tag rules) and its code decided against the database
-and the rows before it. A dry run stops there and reports the plan; otherwise the planned
+An import is planned first, read-only (`shortlink.imports.plan`: what each row becomes). A dry
+run stops there and reports the plan; otherwise the planned
 links are created through `links.service.create_link`, a chunk of rows per write, and the
 source's clicks are stored as the click writer stores visits (raw rows, counters and rollups
 together, in SQL, a batch per transaction), labelled once per distinct user agent, referrer
@@ -24,7 +23,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Literal, cast
+from typing import cast
 
 import msgspec
 
@@ -38,14 +37,13 @@ from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.imports import PARSERS, POLICIES, Policy, worker
 from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
+from shortlink.imports.plan import Outcome, Planned, daily_limit_reached, new_link, plan
 from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
-from shortlink.links import passwords as link_passwords
-from shortlink.links import service, validation
+from shortlink.links import service
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
-from shortlink.links.schema import CreateLink
 from shortlink.progress import StopRequest
-from shortlink.storage import Connection, Database, Row, open_database, transaction
+from shortlink.storage import Connection, Database, open_database, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store
 from shortlink.storage import links as link_store
@@ -55,7 +53,6 @@ from shortlink.visits.countries import open_table
 from shortlink.webhooks import outbox
 
 log = logging.getLogger("shortlink.imports")
-Action = Literal["create", "unchanged", "skip", "error"]
 # Rows per write: large enough to amortise the hop to the writer, small enough that
 # visits and other writers never wait long behind an import.
 CHUNK_ROWS = 200
@@ -64,21 +61,8 @@ CHUNK_ROWS = 200
 # stages them on disk (storage.clicks.write_staged_clicks: fewer, larger rollup passes).
 CLICK_BATCH = 100_000
 CLICKS_PER_TRANSACTION = 1_000_000
-# The suffixes tried for a taken code: code-2 ... code-99.
-MAX_SUFFIX = 99
 # An operator's import is not an API client's burst: the daily link limit does not apply.
 NO_DAILY_LIMIT = 10**12
-
-
-class Outcome(msgspec.Struct, omit_defaults=True):
-    line: int
-    action: Action
-    code: str | None = None
-    url: str | None = None
-    reason: str | None = None  # why skipped or refused, or how the code changed
-    visits: int = 0
-    row: int = 0  # the row's place in a statement of many rows (a dump's INSERT): ImportRow.row
-    clicks_left_out: int = 0  # the source's clicks of a row not created now: not imported
 
 
 class ImportReport(msgspec.Struct):
@@ -94,194 +78,14 @@ class ImportReport(msgspec.Struct):
     interrupted: bool = False  # Ctrl-C: the rows before were imported, the rest were not
 
 
-class _Planned(msgspec.Struct):
-    outcome: Outcome
-    row: ImportRow | None = None
-    tags: list[tagging.TagInput] = []
-    conflict: bool = False
-    file_code: str | None = None  # the row's code in the file, which its history names
-
-
-class _Known:
-    """What the plan knows of codes: the database's, and those claimed by earlier rows."""
-
-    def __init__(self, destinations: list[Row], account_id: int):
-        self.account_id = account_id
-        self.by_moment = {(row["original_url"], row["created_at"]): row["short_code"] for row in destinations}
-        self.by_url = {row["original_url"]: row["short_code"] for row in destinations}
-        self.claimed: dict[str, tuple[str, int]] = {}  # code -> (url, line)
-        self.planned: dict[tuple[str, str | None], int] = {}  # (url, created_at) of rows without code -> line
-
-
-def plan(
-    conn: Connection,
-    account_id: int,
-    rows: list[ImportRow | BadRow],
-    policy: Policy,
-    is_ours: Callable[[str], bool],
-    blocked: frozenset[str] = frozenset(),
-    daily_limit: int | None = None,
-) -> list[_Planned]:
-    """Each row's outcome, reading only. `blocked`: the hosts no link of any door leads to.
-    `daily_limit`: the account's new links per day, which the rows to create count against
-    (today's, whatever day each link was made at the source); None for the operator's import."""
-    known = _Known(link_store.destinations_of_account(conn, account_id), account_id)
-    planned = [_plan_row(conn, row, policy, is_ours, known, blocked) for row in rows]
-    if daily_limit is not None:
-        room = daily_limit - link_store.links_created_on(conn, account_id, day_of(utcnow()))
-        for item in planned:
-            if item.outcome.action == "create":
-                if room <= 0 and item.row is not None:
-                    item.outcome.action, item.outcome.reason = "error", daily_limit_reached(daily_limit)
-                    item.outcome.visits, item.outcome.clicks_left_out = 0, len(item.row.visits)
-                    item.row = None
-                room -= 1
-    return planned
-
-
-def daily_limit_reached(daily_limit: int) -> str:
-    """The spec's RATE_LIMITED message for the daily limit, as links.service words it."""
-    return f"Daily limit of {daily_limit} new links reached; it resets at 00:00 UTC"
-
-
-def _plan_row(
-    conn: Connection,
-    row: ImportRow | BadRow,
-    policy: Policy,
-    is_ours: Callable[[str], bool],
-    known: _Known,
-    blocked: frozenset[str],
-) -> _Planned:
-    if isinstance(row, BadRow):
-        return _Planned(Outcome(row.line, "error", reason=row.reason, row=row.row))
-    planned = _plan_link(conn, row, policy, is_ours, known, blocked)
-    planned.outcome.row, planned.file_code = row.row, row.code
-    if planned.outcome.action != "create":  # its history stays behind: the report says so
-        planned.outcome.clicks_left_out = len(row.visits)
-    return planned
-
-
-def _plan_link(
-    conn: Connection,
-    row: ImportRow,
-    policy: Policy,
-    is_ours: Callable[[str], bool],
-    known: _Known,
-    blocked: frozenset[str],
-) -> _Planned:
-    refused = _Planned(Outcome(row.line, "error", code=row.code, url=row.url))
-    try:
-        tags = tagging.validated([tagging.TagInput(name=name, colour=row.colours.get(name)) for name in row.tags])
-        body, changes = _body(row)
-        service.check_new_link(body, is_ours, blocked)  # the destination, title... before the code
-        if row.password_hash is not None:
-            link_passwords.validate_password_hash(row.password_hash)
-        code, note, conflict = _code_for(conn, row, policy, known)
-        if conflict:
-            return _Planned(
-                Outcome(row.line, "error" if policy == "fail" else "skip", row.code, row.url, note), conflict=True
-            )
-        if isinstance(code, _Existing):
-            return _Planned(Outcome(row.line, "unchanged", code.code or None, row.url, note))
-        if code is not None:
-            service.check_new_link(msgspec.structs.replace(body, custom_code=code), is_ours, blocked)
-            known.claimed[code] = (row.url, row.line)
-    except ValidationError as exc:
-        refused.outcome.reason = exc.message
-        return refused
-    if row.code is None:
-        known.planned[(row.url, row.created_at)] = row.line
-        known.planned.setdefault((row.url, None), row.line)
-    note = "; ".join([*([note] if note else []), *changes]) or None
-    return _Planned(Outcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
-
-
-class _Existing(msgspec.Struct, frozen=True):
-    code: str
-
-
-def _code_for(
-    conn: Connection, row: ImportRow, policy: Policy, known: _Known
-) -> tuple[str | _Existing | None, str | None, bool]:
-    """(code to create with, None for a random one, or the _Existing link the row already
-    is; a note for the report; whether the row is a conflict the policy refuses)."""
-    if row.code is None:
-        existing = known.by_moment.get((row.url, row.created_at)) if row.created_at else known.by_url.get(row.url)
-        if existing is not None:
-            return (
-                _Existing(existing),
-                "the account has this destination" + (" from then" if row.created_at else ""),
-                False,
-            )
-        if (row.url, row.created_at) in known.planned:
-            return _Existing(""), f"the same as line {known.planned[(row.url, row.created_at)]}", False
-        return None, None, False
-    if not validation.CODE_PATTERN.fullmatch(row.code):
-        raise ValidationError("code", f"{row.code!r} must be 3-32 characters of A-Z, a-z, 0-9, _ and -")
-    first_problem = None
-    for number in range(1, MAX_SUFFIX + 1):
-        candidate = row.code if number == 1 else f"{row.code[: 32 - len(str(number)) - 1]}-{number}"
-        problem = _taken(conn, candidate, row.url, known)
-        if isinstance(problem, _Existing):
-            note = None if number == 1 else f"code {row.code!r} {first_problem}: imported before as {candidate!r}"
-            return problem, note, False
-        if problem is None:
-            note = None if number == 1 else f"code {row.code!r} {first_problem}: used {candidate!r}"
-            return candidate, note, False
-        first_problem = first_problem or problem
-        if policy != "suffix":
-            return None, f"code {row.code!r} {problem}", True
-    return None, f"code {row.code!r} {first_problem}, and so are its suffixes up to -{MAX_SUFFIX}", True
-
-
-def _taken(conn: Connection, code: str, url: str, known: _Known) -> str | _Existing | None:
-    """Why `code` cannot be created for `url` (None: it can), or the _Existing link it is."""
-    if code.lower() in validation.RESERVED_CODES:
-        return "is reserved here"
-    if code in known.claimed:
-        claimed_url, line = known.claimed[code]
-        return _Existing(code) if claimed_url == url else f"is taken by line {line}"
-    found = link_store.link_by_code(conn, code)
-    if found is None:
-        return None
-    if found["account_id"] == known.account_id and found["original_url"] == url:
-        return _Existing(code)
-    return "is taken"
-
-
-TITLE_LENGTH, DESCRIPTION_LENGTH = 200, 500  # the API's limits (links.schema)
-
-
-def _body(row: ImportRow) -> tuple[CreateLink, list[str]]:
-    """The link to create, and what was changed to fit our rules, for the report."""
-    title, title_note = _fitted("title", row.title, TITLE_LENGTH)
-    description, description_note = _fitted("description", row.description, DESCRIPTION_LENGTH)
-    body = CreateLink(
-        original_url=row.url, title=title, description=description, ios_url=row.ios_url, android_url=row.android_url
-    )
-    return body, [note for note in (title_note, description_note) if note]
-
-
-def _fitted(field: str, text: str | None, limit: int) -> tuple[str | None, str | None]:
-    """A source's title or description as our rules take it: line breaks, tabs and runs of
-    spaces as one space (YOURLS keeps pages' titles as they were), blank as none, and cut to
-    `limit` characters rather than the whole link refused."""
-    if text is None:
-        return None, None
-    text = " ".join(text.split())
-    if len(text) > limit:
-        return text[:limit], f"{field} cut to {limit} characters"
-    return text or None, None
-
-
 def apply_chunk(
     conn: Connection,
     account_id: int,
-    planned: list[_Planned],
+    planned: list[Planned],
     hosts: Hosts,
     now: datetime,
     daily_limit: int | None = None,
-) -> list[tuple[int, _Planned]]:
+) -> list[tuple[int, Planned]]:
     """Create the chunk's planned links in one transaction, each row in a savepoint of its own
     (a failure refuses that row only): one commit per chunk, not per link. Returns (internal
     link id, its planned row) of each created link. `daily_limit` as in `plan`."""
@@ -292,11 +96,11 @@ def apply_chunk(
 def _apply_rows(
     conn: Connection,
     account_id: int,
-    planned: list[_Planned],
+    planned: list[Planned],
     hosts: Hosts,
     now: datetime,
     daily_limit: int | None,
-) -> list[tuple[int, _Planned]]:
+) -> list[tuple[int, Planned]]:
     created = []
     for item in planned:
         if item.outcome.action != "create" or item.row is None:
@@ -318,7 +122,7 @@ def _apply_rows(
                 link = service.create_link(
                     conn,
                     account_id,
-                    msgspec.structs.replace(_body(row)[0], custom_code=item.outcome.code),
+                    msgspec.structs.replace(new_link(row)[0], custom_code=item.outcome.code),
                     is_ours=hosts.is_ours,
                     base=hosts.base_for_account(account_id),
                     daily_limit=limit,
@@ -525,7 +329,7 @@ async def import_rows(
 History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
 
 
-def _left_out(planned: list[_Planned]) -> dict[str, Outcome]:
+def _left_out(planned: list[Planned]) -> dict[str, Outcome]:
     """The rows not created, by their code in the file: the report counts the clicks they leave out."""
     return {item.file_code: item.outcome for item in planned if item.outcome.action != "create" and item.file_code}
 
@@ -555,7 +359,7 @@ async def _record_history(
                 return
 
 
-def _report(source: str, planned: list[_Planned], dry_run: bool, applied: bool) -> ImportReport:
+def _report(source: str, planned: list[Planned], dry_run: bool, applied: bool) -> ImportReport:
     outcomes = [item.outcome for item in planned]
     for outcome in outcomes:
         if outcome.clicks_left_out:
