@@ -4,8 +4,9 @@ to the app's first launch, and is redeemed once.
 Issued on the visitor path without a database write: `TOKEN = payload.mac`, the payload the
 link's public id, the issue time and a nonce, the MAC an HMAC-SHA256 of it under the server's signing
 key. Android carries it through the Play Store's install referrer (`&referrer=` on our store
-URL; the app reads it with the Install Referrer API); on iOS the visitor copies it from the page
-(nothing on iOS carries data through the App Store without a fingerprint). Redeeming records a
+URL, built by visits.appurls; the app reads it with the Install Referrer API); on iOS the
+visitor copies it from the page (nothing on iOS carries data through the App Store without a
+fingerprint). Redeeming records a
 hash of the token, so the deep path is answered once. No IP address, device or user agent is
 stored or compared.
 """
@@ -16,12 +17,10 @@ import base64
 import hashlib
 import hmac
 import secrets
-from urllib.parse import quote
 
 from shortlink.errors import NotFoundError
 
 TOKEN_DAYS = 7  # the Play Store passes the referrer on the first start after install
-REFERRER_KEY = "shortlink_token"
 _MAC_BYTES = 12
 
 
@@ -33,20 +32,25 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _mac(secret: bytes, payload: str) -> str:
-    return _b64(hmac.new(secret, b"deferred:" + payload.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
+def _mac(signing_key: bytes, payload: str) -> str:
+    return _b64(hmac.new(signing_key, b"deferred:" + payload.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
 
 
-def issue(secret: bytes, link_public_id: str, now: float) -> str:
+def issue(signing_key: bytes, link_public_id: str, now: float) -> str:
     # A nonce per visit: two visitors of one link in one second get tokens of their own.
     payload = _b64(f"{link_public_id}.{int(now)}.{secrets.token_hex(4)}".encode())
-    return f"{payload}.{_mac(secret, payload)}"
+    return f"{payload}.{_mac(signing_key, payload)}"
 
 
-def verify(secret: bytes, token: str, now: float) -> str:
+def verify(signing_key: bytes, token: str, now: float) -> str:
     """The link public id a token names; NotFoundError when it is forged, malformed or old."""
     payload, _, mac = token.partition(".")
-    if not payload or len(token) > 200 or not token.isascii() or not hmac.compare_digest(mac, _mac(secret, payload)):
+    if (
+        not payload
+        or len(token) > 200
+        or not token.isascii()
+        or not hmac.compare_digest(mac, _mac(signing_key, payload))
+    ):
         raise NotFoundError("unknown deferred link token")
     try:
         link_public_id, issued, _nonce = _unb64(payload).decode("utf-8", "replace").split(".")
@@ -59,13 +63,3 @@ def verify(secret: bytes, token: str, now: float) -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def play_store_url(package: str, token: str | None) -> str:
-    """The Play Store page of the app; with a token, the install referrer carries it."""
-    url = f"https://play.google.com/store/apps/details?id={quote(package, safe='')}"
-    return f"{url}&referrer={quote(f'{REFERRER_KEY}={token}', safe='')}" if token else url
-
-
-def app_store_url(app_store_id: str) -> str:
-    return f"https://apps.apple.com/app/id{app_store_id}"

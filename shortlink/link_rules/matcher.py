@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
@@ -19,10 +19,20 @@ from shortlink.link_rules.schema import Condition, Rule, RulesDocument
 from shortlink.link_rules.split import choose
 from shortlink.link_rules.validate import parse_window
 from shortlink.times import from_iso
-from shortlink.visits.classify import Visitor
 
 T = TypeVar("T")
 MAX_LANGUAGES = 16  # an Accept-Language is read this far
+
+
+class Visitor(Protocol):
+    """What a rule reads of the visitor's class (visits.classify makes it; link rules, which the
+    visitor path calls, never import it)."""
+
+    @property
+    def os(self) -> str: ...
+
+    @property
+    def in_app(self) -> str | None: ...
 
 
 def device_of(visitor: Visitor, user_agent: str) -> str:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 from shortlink.errors import ValidationError
+from shortlink.in_app_browsers import IN_APP_TOKENS
 from shortlink.link_rules.countries import COUNTRY_CODES
 from shortlink.link_rules.schema import (
     MAX_CONDITIONS,
@@ -23,7 +24,6 @@ from shortlink.link_rules.schema import (
 from shortlink.link_rules.stores import TABLES
 from shortlink.links import public, validation
 from shortlink.times import to_iso
-from shortlink.visits.in_app_browsers import IN_APP_TOKENS
 
 DEVICES = ("phone", "tablet", "desktop")
 OSES = ("ios", "android", "windows", "macos", "linux", "chromeos")

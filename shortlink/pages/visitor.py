@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from html import escape
+from importlib.resources import files
+from typing import Protocol
 
 from shortlink.pages.csp import csp_hash, policy
-from shortlink.visits.appurls import Plan
-from shortlink.visits.destination import display_host
+from shortlink.pages.destination import display_host
 
 SERVICE_NAME = "shortlink"
 FALLBACK_DELAY_MS = 2500  # iOS: after trying the app's scheme on load
@@ -39,6 +40,7 @@ STYLE = (
     ".note{font-size:.9rem}"
     "code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}"
     "footer{margin-top:2rem;font-size:.8rem;opacity:.7}"
+    "[hidden]{display:none!important}"
     "@media (prefers-color-scheme:dark){.button{color:#93c5fd;border-color:#93c5fd}"
     ".primary{background:#93c5fd;color:#0b1220}.error{color:#fca5a5}}"
 )
@@ -54,13 +56,41 @@ SCRIPT = (
     "if(d.auto){arm();location.href=d.auto}else document.getElementById('app').addEventListener('click',arm)})();"
 )
 
+# The in-app page's "Copy link" (iOS on a plain-http short host): shown only where the clipboard
+# can be written; the link's text stays there to press and hold.
+COPY_SCRIPT = files("shortlink.pages").joinpath("static/copy-link.js").read_text(encoding="utf-8").strip()
+
+
+class Plan(Protocol):
+    """What a page offers (visits.appurls makes it): the website, the app, the way out."""
+
+    @property
+    def location(self) -> str: ...  # the website ("Continue")
+
+    @property
+    def app_url(self) -> str | None: ...  # "Open in app" (the App Store's on the store page)
+
+    @property
+    def auto_url(self) -> str | None: ...  # opened once by the page on load
+
+    @property
+    def escape_url(self) -> str | None: ...  # "Open in browser"
+
+    @property
+    def fallback(self) -> str | None: ...  # where the page goes when the app did not open
+
+    @property
+    def copy_url(self) -> str | None: ...  # the short URL to copy into the browser
+
 
 # form-action also governs the redirects that answer a form: the password form posts
 # to our own URL, whose answer redirects to the link's destination (any http(s) site,
 # or an Android intent). With 'self' alone browsers block that redirect (found by the
 # headless Chromium test).
 CONTENT_SECURITY_POLICY = policy(
-    style=csp_hash(STYLE), script=csp_hash(SCRIPT), form_action="'self' https: http: intent:"
+    style=csp_hash(STYLE),
+    script=f"{csp_hash(SCRIPT)} {csp_hash(COPY_SCRIPT)}",
+    form_action="'self' https: http: intent:",
 )
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -186,16 +216,29 @@ def store_page(plan: Plan, title: str | None, destination: str) -> str:
 
 
 def in_app_page(plan: Plan, title: str | None, destination: str) -> str:
-    if plan.app_url:
-        text = "Open this link in its app or in your browser, or continue here."
-        buttons = _button(plan.app_url, "Open in app", primary=True, element_id="app")
-    else:
+    """The in-app browser's page: its app, the way out to the browser, or here. It names only
+    what it offers: on iOS over plain http nothing opens the browser, so the link is there to copy."""
+    if not plan.app_url:
         text = "Open this link in your browser, or continue here."
-        buttons = ""
+    elif plan.escape_url:
+        text = "Open this link in its app or in your browser, or continue here."
+    elif plan.copy_url:
+        text = "Open this link in its app, or continue here. To open it in your browser, copy the link below."
+    else:
+        text = "Open this link in its app, or continue here."
+    buttons = _button(plan.app_url, "Open in app", primary=True, element_id="app") if plan.app_url else ""
     if plan.escape_url:
         buttons += _button(plan.escape_url, "Open in browser", primary=not plan.app_url)
     buttons += _button(plan.location, "Continue")
-    body = f"{_where(destination)}<p>{text}</p>{buttons}"
+    copy = ""
+    if plan.copy_url:
+        copy = (
+            '<p class="note">Link to paste in your browser:</p>'
+            f'<p><code id="short-url">{escape(plan.copy_url)}</code></p>'
+            '<button class="button" id="copy" type="button" hidden>Copy link</button>'
+            f'<p class="note" id="copy-status" role="status"></p><script>{COPY_SCRIPT}</script>'
+        )
+    body = f"{_where(destination)}<p>{text}</p>{buttons}{copy}"
     return _layout(title or "Open link", body + _script(plan, IN_APP_FALLBACK_DELAY_MS))
 
 
@@ -205,11 +248,10 @@ def own_app_page(
     title: str | None,
     open_url: str | None,
     store_url: str | None,
-    escape_url: str | None,
     code: str | None,
 ) -> str:
     """A link into the account's own app: "Open in app" when the app may be opened
-    from here, "Get the app" (the store), the system browser, and the website. `code`: the
+    from here, "Get the app" (the store), and the website. `code`: the
     deferred-deep-link code shown for the visitor to copy (iOS: the app asks for it on its
     first launch; nothing is read from the device)."""
     name = app_name or "the app"
@@ -218,8 +260,6 @@ def own_app_page(
         buttons += _button(open_url, "Open in app", primary=True)
     if store_url:
         buttons += _button(store_url, "Get the app", primary=not open_url)
-    if escape_url:
-        buttons += _button(escape_url, "Open in browser")
     buttons += _button(destination, "Continue to website")
     carry = ""
     if code:

@@ -43,11 +43,12 @@ INSTAGRAM_EXTBROWSER_FROM = 424
 class Plan(msgspec.Struct, frozen=True):
     """A redirect, or one of the pages (ios, store, in_app) with the URLs it offers."""
 
-    action: str  # redirect | ios | store | in_app
+    action: str  # redirect | ios | store | in_app | own_app
     location: str  # the redirect target, or the page's website ("Continue") link
     app_url: str | None = None  # the "Open in app" button (the App Store's on the store page)
     auto_url: str | None = None  # opened once by the page itself on load
     escape_url: str | None = None  # opens this short URL in the system browser
+    copy_url: str | None = None  # the short URL to copy into the browser, where no escape opens it
     fallback: str | None = None  # where the page goes by itself when the app did not open
 
 
@@ -271,6 +272,20 @@ def android_intent(url: str, package: str | None = None, fallback: str | None = 
     return f"intent://{_encoded_target(parts)}#Intent;{extras}end"
 
 
+# The install referrer's key under which an own app reads its deferred-link token (applinks.deferred).
+REFERRER_KEY = "shortlink_token"
+
+
+def play_store_url(package: str, token: str | None) -> str:
+    """The Play Store page of an own app; with a token, the install referrer carries it."""
+    url = f"https://play.google.com/store/apps/details?id={quote(package, safe='')}"
+    return f"{url}&referrer={quote(f'{REFERRER_KEY}={token}', safe='')}" if token else url
+
+
+def app_store_url(app_store_id: str) -> str:
+    return f"https://apps.apple.com/app/id{app_store_id}"
+
+
 def with_escape_marker(short_url: str) -> str:
     """The short URL with the loop-breaking marker set (once), percent-encoded.
 
@@ -312,13 +327,21 @@ def _allowed(plan: Plan) -> bool:
         return False
     if plan.fallback is not None and not _is_web(plan.fallback):
         return False
+    if plan.copy_url is not None and not _is_web(plan.copy_url):
+        return False
     return all(
         url is None or _scheme(url) in _EMITTED_SCHEMES for url in (plan.app_url, plan.auto_url, plan.escape_url)
     )
 
 
 def _app_plan(
-    visitor: Visitor, app: AppRoute, canonical: SplitResult, web_url: str, fallback: str, escape_url: str | None
+    visitor: Visitor,
+    app: AppRoute,
+    canonical: SplitResult,
+    web_url: str,
+    fallback: str,
+    escape_url: str | None,
+    copy_url: str | None = None,
 ) -> Plan:
     """A link the platform's app opens; `fallback` is where to go when it is not installed."""
     if visitor.kind == "android":
@@ -334,7 +357,7 @@ def _app_plan(
     if visitor.in_app:
         if scheme_url is None and escape_url is None:
             return Plan("redirect", web_url)
-        return Plan("in_app", web_url, scheme_url, escape_url=escape_url)
+        return Plan("in_app", web_url, scheme_url, escape_url=escape_url, copy_url=copy_url)
     if scheme_url is None:
         return Plan("redirect", web_url)
     # The button is the https universal link (a cross-domain tap opens the app most
@@ -379,10 +402,21 @@ def plan_visit(
     per_os_url = ios_url if visitor.kind == "ios" else android_url
     phone_url = web_uri(per_os_url) if per_os_url is not None and _is_web(per_os_url) else None
     escape_url = _escape_url(visitor, short_url) if visitor.in_app and not escaped else None
+    # On a plain-http short host iOS has no escape (x-safari- needs https): the page that
+    # offers the app offers the link to copy into the browser instead.
+    copy_url = (
+        web_uri(short_url)
+        if escape_url is None
+        and visitor.kind == "ios"
+        and visitor.in_app
+        and not escaped
+        and _scheme(short_url) == "http"
+        else None
+    )
     app = APPS.get(platform)
     canonical = app.canonical(urlsplit(web_url)) if app is not None else None
     if app is not None and canonical is not None:
-        plan = _app_plan(visitor, app, canonical, web_url, phone_url or web_url, escape_url)
+        plan = _app_plan(visitor, app, canonical, web_url, phone_url or web_url, escape_url, copy_url)
     else:
         destination = phone_url if phone_url and platform in PHONE_DESTINATION_PLATFORMS else web_url
         plan = _web_plan(visitor, destination, web_url, escape_url)

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 import msgspec
 
+from shortlink.in_app_browsers import IN_APP_TOKENS
 from shortlink.visits.automated import is_automated
-from shortlink.visits.in_app_browsers import IN_APP_TOKENS
 
 # Link-preview fetchers and other agents that never are a person, checked before
 # anything else. Maintained by hand: add a token when a new previewer shows up.

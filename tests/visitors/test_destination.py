@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shortlink.visits.destination import display_host
+from shortlink.pages.destination import display_host
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The in-app browsers the visitor path tells apart, by the token each puts in its User-Agent.
 
-A module of its own, without the classifier's rule tables, because link rules validate their
-`in_app` conditions against these names wherever a rule is written (the CLI included)."""
+A module of its own, below both, because the classifier (visits.classify) tells them apart and
+link rules validate their `in_app` conditions against these names wherever a rule is written
+(the CLI included), without the classifier's rule tables."""
 
 # In-app browsers (name, token), most specific first: Messenger before Facebook,
 # Threads ("Barcelona") before Instagram. Case-sensitive on purpose ("Line/" vs "Linux").
