@@ -90,7 +90,7 @@ class OwnAppPage(msgspec.Struct, frozen=True):
     code: str | None
 
 
-class Decision(msgspec.Struct, frozen=True):
+class Decision(msgspec.Struct, frozen=True, gc=False):
     # notFound | paused | expired | notYet | capped: the link leads nowhere now;
     # password: its form; go: on to the destination, by `plan`.
     outcome: str
