@@ -1,8 +1,9 @@
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from shortlink.config import ConfigError, load_config
+from shortlink.config import Config, ConfigError, load_config
 from tests.conftest import run_cli
 from tests.support import paths
 
@@ -103,8 +104,7 @@ def test_other_shortlink_variables_are_only_warned_about(tmp_path, caplog, name)
     assert config.server.port == 9001
     assert [record.getMessage() for record in caplog.records] == [
         f"environment variable {name} is not a setting and is ignored (settings are "
-        "SHORTLINK_<SECTION>_<KEY>; sections are server, storage, links, limits, network, fetcher, clicks, redis, "
-        "dashboard, public, geoip)"
+        f"SHORTLINK_<SECTION>_<KEY>; sections are {', '.join(field.name for field in msgspec.structs.fields(Config))})"
     ]
 
 
