@@ -34,7 +34,7 @@ from shortlink.visits.countries import CountryTable
 from shortlink.visits.decide import Decision, VisitRequest, capped, decide
 from shortlink.visits.loader import LinkLoader
 from shortlink.visits.recorder import ClickRecorder
-from shortlink.visits.respond import Reply, password_form, respond, too_many_attempts
+from shortlink.visits.respond import Reply, not_found, password_form, respond, too_many_attempts
 
 __all__ = ["RememberCookie", "VisitRequest", "Visits"]
 
@@ -228,6 +228,10 @@ class Visits:
             page=None if plan.action == "redirect" else plan.action,
             app_url=plan.app_url,
         )
+
+    def not_found(self) -> Reply:
+        """The visitor's 404 page, for a visitor path that is no short code or bio page."""
+        return not_found()
 
     # what decide asks (visits.decide.Lookups)
 

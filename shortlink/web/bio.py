@@ -19,7 +19,6 @@ from shortlink import qr
 from shortlink.application.bio import RenderedPage
 from shortlink.client_address import address_of
 from shortlink.pages.templated import BIO_CONTENT_SECURITY_POLICY
-from shortlink.visits import respond
 from shortlink.web.qr import etag_matches
 from shortlink.web.visitor import Answer, old_short_path
 
@@ -81,7 +80,7 @@ def bio_handlers(bound: Bound) -> list:
         bio = bound.services.bio
         page = bio.public_page(_handle_of(name, method), host_of(request))
         if page is None:
-            return Answer(respond.not_found(), head=method == "HEAD")
+            return Answer(bound.services.visits.not_found(), head=method == "HEAD")
         if method == "GET":
             headers = request.headers
             client = request.scope.get("client")

@@ -14,15 +14,14 @@ from litestar.exceptions import (
 
 from shortlink.errors import ShortlinkError
 from shortlink.http.envelope import error_response
-from shortlink.visits import respond
 
 log = logging.getLogger("shortlink")
 
 
-def _visitor_not_found() -> Response:
+def _visitor_not_found(request: Request) -> Response:
     """A visitor path that is no short code (/l/a/b) or bio page gets the visitor's 404 page,
     which names nothing from the request, rather than the API's JSON echoing the path."""
-    reply = respond.not_found()
+    reply = request.app.state.services.visits.not_found()
     return Response(content=reply.body, status_code=reply.status, media_type=MediaType.HTML, headers=reply.headers)
 
 
@@ -64,7 +63,7 @@ def handle_exception(request: Request, exc: Exception) -> Response:
         return error_response(400, "VALIDATION_ERROR", _validation_message(exc))
     if isinstance(exc, NotFoundException):
         if _wants_a_page(request):
-            return _visitor_not_found()
+            return _visitor_not_found(request)
         # The path is not repeated: a reply echoing what anyone can put in a link is a
         # place to plant text under this service's name.
         return error_response(404, "NOT_FOUND", f"Nothing at this {request.method} address")
