@@ -112,10 +112,12 @@ class DashboardConfig(_Section):
     # Sign-in attempts per minute, per account (e-mail) and per client address.
     signins_per_minute_per_account: int = 5
     signins_per_minute_per_address: int = 20
-    # Dashboard actions that make work, per account a minute; and each one per client address.
+    # Dashboard actions that make work (a domain check is a DNS lookup), per account a minute;
+    # and each one per client address.
     webhook_tests_per_minute_per_account: int = 10
     app_checks_per_minute_per_account: int = 5
     imports_per_minute_per_account: int = 10
+    domain_checks_per_minute_per_account: int = 5
     actions_per_minute_per_address: int = 30
 
 
@@ -187,6 +189,7 @@ _POSITIVE = {
     ("dashboard", "webhook_tests_per_minute_per_account"),
     ("dashboard", "app_checks_per_minute_per_account"),
     ("dashboard", "imports_per_minute_per_account"),
+    ("dashboard", "domain_checks_per_minute_per_account"),
     ("dashboard", "actions_per_minute_per_address"),
     ("public", "expire_days"),
     ("public", "links_per_hour"),

@@ -199,7 +199,7 @@ class RedisLimiter:
 
 class ActionLimit:
     """Work a signed-in person starts from the dashboard (a webhook test event, an app-link
-    check, an import): each start takes a token from the account's bucket and from the client
+    check, an import, a domain's check): each start takes a token from the account's bucket and from the client
     network's (an IPv6 client is its /64), so that neither one account from many places nor
     many accounts from one place can start more than their share."""
 
@@ -233,3 +233,4 @@ class DashboardLimits:
     webhook_tests: ActionLimit
     app_checks: ActionLimit
     imports: ActionLimit
+    domain_checks: ActionLimit

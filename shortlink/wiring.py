@@ -190,6 +190,7 @@ class Services:
             webhook_tests=self._action_limit("webhook tests", dashboard.webhook_tests_per_minute_per_account),
             app_checks=self._action_limit("app checks", dashboard.app_checks_per_minute_per_account),
             imports=self._action_limit("imports", dashboard.imports_per_minute_per_account),
+            domain_checks=self._action_limit("domain checks", dashboard.domain_checks_per_minute_per_account),
         )
         self.domains = Domains(
             self.db,

@@ -1,6 +1,6 @@
 """The dashboard: server-rendered pages on the service's own host, over the application layer.
 
-Controllers per resource (`links`, `keys`, `account`, `analytics`, `bio`, `signin`); every
+Controllers per resource (`links`, `keys`, `account`, `analytics`, `bio`, `signin`, `domains`…); every
 signed-in route inherits `session.SignedInController` (the guard that loads the
 session's account); `session.check_csrf` runs before every handler; templates and
 static files live in this package.
@@ -15,6 +15,7 @@ from shortlink.dashboard.account import AccountPage
 from shortlink.dashboard.analytics import AnalyticsPages
 from shortlink.dashboard.apps import AppPages
 from shortlink.dashboard.bio import BioPages
+from shortlink.dashboard.domains import DomainPages
 from shortlink.dashboard.guard import check_csrf
 from shortlink.dashboard.keys import KeyPages
 from shortlink.dashboard.link_rules import RulePages
@@ -42,6 +43,7 @@ def dashboard_handlers() -> list:
             RulePages,
             AppPages,
             WebhookPages,
+            DomainPages,
             MovingPages,
         ],
         before_request=check_csrf,

@@ -62,6 +62,7 @@ NAV: list[NavItem] = [
     NavItem("Analytics", "/analytics"),
     NavItem("API keys", "/keys"),
     NavItem("Account", "/account"),
+    NavItem("Domains", "/domains"),
     NavItem("Apps", "/apps"),
     NavItem("Webhooks", "/webhooks"),
     NavItem("Import", "/import"),

@@ -116,11 +116,16 @@ def chromium_and_destination() -> Iterator:
 
 @contextmanager
 def dashboard_server(
-    directory: Path, email: str, password: str, prepare: Callable[[LiveServer], None] = lambda _server: None
+    directory: Path,
+    email: str,
+    password: str,
+    prepare: Callable[[LiveServer], None] = lambda _server: None,
+    **settings: str,
 ) -> Iterator[LiveServer]:
     """A live server process on which `email` signs in to the dashboard with `password`;
-    `prepare` runs on its database before it starts (demo links and clicks, say)."""
-    server = LiveServer(directory)
+    `prepare` runs on its database before it starts (demo links and clicks, say); `settings`
+    as LiveServer takes them."""
+    server = LiveServer(directory, **settings)
     conn = connect(server.db)
     sessions.set_password(conn, email, password_hash(password))
     conn.close()
