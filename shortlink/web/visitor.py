@@ -17,7 +17,7 @@ from litestar.params import FromPath
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 
 from shortlink.application.visits import VisitRequest
-from shortlink.visits import respond
+from shortlink.visits.respond import Reply
 
 if TYPE_CHECKING:
     from shortlink.web.asgi import Bound
@@ -61,7 +61,7 @@ class Answer:
 
     __slots__ = ("_body", "_start")
 
-    def __init__(self, reply: respond.Reply, cookie: Cookie | None = None, head: bool = False):
+    def __init__(self, reply: Reply, cookie: Cookie | None = None, head: bool = False):
         body = reply.body.encode()
         headers = [(name.lower().encode(), value.encode("latin-1")) for name, value in reply.headers.items()]
         if body:
