@@ -1,14 +1,20 @@
 """The layout's rules, checked on the source: no module imports another package's private
-names, no import cycle between shortlink's modules, benchmarks never import the tests, SQL runs
-only in the storage layer, the web doors reach storage only through the application layer, and
-the storage layer needs no `type: ignore` for the differences between its two backends."""
+names, no import cycle between shortlink's modules, benchmarks never import the
+tests, SQL runs only in the storage layer, the web doors reach storage only through the
+application layer and take only schema from the domain packages, and the storage layer needs no
+`type: ignore` for the differences between its two backends."""
 
 from __future__ import annotations
 
 import ast
+import enum
+import importlib
 import re
+import types
 from functools import cache
 from pathlib import Path
+
+import msgspec
 
 from tests.support import paths
 
@@ -80,6 +86,26 @@ def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
 
 
+def cycles_in(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle for each edge that closes one in a depth-first walk (none: the graph has none)."""
+    cycles = []
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
 def test_shortlink_modules_import_each_other_without_a_cycle():
     trees = sources("shortlink")
     graph = {
@@ -91,22 +117,59 @@ def test_shortlink_modules_import_each_other_without_a_cycle():
         }
         for module, tree in trees.items()
     }
-    cycles = []
-    state: dict[str, str] = {}
-
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = "open"
-        for target in sorted(graph[module]):
-            if state.get(target) == "open":
-                cycles.append(" → ".join([*path[path.index(target) :], target]))
-            elif target not in state:
-                visit(target, [*path, target])
-        state[module] = "done"
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
+    cycles = [" → ".join(cycle) for cycle in cycles_in(graph)]
     assert cycles == [], cycles
+
+
+TRANSPORT = ("shortlink/web", "shortlink/dashboard", "shortlink/mcp")
+DOMAIN_PACKAGES = {
+    f"shortlink.{name}"
+    for name in [
+        "links",
+        "accounts",
+        "bio",
+        "analytics",
+        "visits",
+        "link_rules",
+        "applinks",
+        "webhooks",
+        "imports",
+        "fetcher",
+        "domains",
+    ]
+}
+
+
+def is_schema(module: str, name: str) -> bool:
+    """A schema module's name, or a value rather than behaviour: a Struct, an enum, an
+    exception or a constant. A function or a whole module is a rule to call through the
+    application layer."""
+    if module.rsplit(".", 1)[-1] == "schema":
+        return True
+    if f"{module}.{name}" in sources("shortlink"):  # `from shortlink.visits import respond`
+        return name == "schema"
+    value = getattr(importlib.import_module(module), name)
+    if isinstance(value, type):
+        return issubclass(value, msgspec.Struct | enum.Enum | BaseException)
+    return not callable(value) and not isinstance(value, types.ModuleType)
+
+
+def test_transport_takes_only_schema_from_the_domain_packages():
+    """Transport calls the application layer; from the domain packages it takes only what
+    describes a request or an answer."""
+    taken = []
+    for module, tree in sources(*TRANSPORT).items():
+        for node in runtime_imports(tree):
+            if isinstance(node, ast.Import):
+                names = [(alias.name, None) for alias in node.names]
+            else:
+                names = [(node.module or "", alias.name) for alias in node.names]
+            for source, name in names:
+                if package_of(source) not in DOMAIN_PACKAGES:
+                    continue
+                if name is None or not is_schema(source, name):
+                    taken.append(f"{module}: {source} {name or ''}".strip())
+    assert taken == [], taken
 
 
 def test_storage_needs_no_type_ignore():
