@@ -36,6 +36,7 @@ from shortlink.errors import ErrorCode, SubscriptionRequiredError, UnauthorizedE
 from shortlink.http.bounds import MAX_BODY_BYTES
 from shortlink.http.envelope import envelope_bytes
 from shortlink.mcp import PATH
+from shortlink.mcp import domains as domain_tools  # noqa: F401 - registers the domain tools
 from shortlink.mcp import link_rules as link_rules_tools  # noqa: F401 - registers the link-rules tools
 from shortlink.mcp.tools import build_server
 from shortlink.wiring import Services

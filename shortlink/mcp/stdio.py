@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError
 from shortlink.mcp import PATH
+from shortlink.mcp import domains as domain_tools  # noqa: F401 - registers the domain tools
 from shortlink.mcp import link_rules as link_rules_tools  # noqa: F401 - registers the link-rules tools
 from shortlink.mcp.tools import build_server
 from shortlink.wiring import Services

@@ -38,7 +38,7 @@ log = logging.getLogger("shortlink")
 
 INSTRUCTIONS = (
     "Tools of a self-hosted short-link service: create short links that open the right app on phones, "
-    "list, change and delete them, read their click analytics and render QR codes."
+    "list, change and delete them, read their click analytics, render QR codes and connect the account's own domains."
 )
 
 LinkId = Annotated[str, Meta(description="The link's id, lnk_…, as create_link and list_links return it")]

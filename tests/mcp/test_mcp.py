@@ -46,6 +46,9 @@ TOOL_NAMES = {
     "get_link_rules",
     "set_link_rules",
     "test_link_rules",
+    "list_domains",
+    "add_domain",
+    "verify_domain",
 }
 # (readOnlyHint, destructiveHint, idempotentHint)
 ANNOTATIONS = {
@@ -62,6 +65,9 @@ ANNOTATIONS = {
     "get_link_rules": (True, False, True),
     "set_link_rules": (False, True, True),
     "test_link_rules": (True, False, True),
+    "list_domains": (True, False, True),
+    "add_domain": (False, False, True),
+    "verify_domain": (False, False, True),
 }
 
 
