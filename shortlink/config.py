@@ -147,6 +147,12 @@ class DomainsConfig(_Section):
     tls_asks_per_minute: int = 120
 
 
+class BackupConfig(_Section):
+    # Litestream's configuration file (litestream.yml) replicating the SQLite database: with it,
+    # `shortlink doctor` asks Litestream how far the replica lags behind. Empty: not checked.
+    litestream_config: str = ""
+
+
 class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
@@ -160,6 +166,7 @@ class Config(_Section):
     public: PublicConfig = msgspec.field(default_factory=PublicConfig)
     geoip: GeoipConfig = msgspec.field(default_factory=GeoipConfig)
     domains: DomainsConfig = msgspec.field(default_factory=DomainsConfig)
+    backup: BackupConfig = msgspec.field(default_factory=BackupConfig)
 
     @property
     def short_host(self) -> str:

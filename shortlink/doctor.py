@@ -11,8 +11,10 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import os
+import re
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -36,10 +38,18 @@ GEOIP_STALE_DAYS = 92
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 # How long the PostgreSQL and Redis checks wait for their server before reporting it unreachable.
 CONNECT_TIMEOUT_SECONDS = 5
+# Litestream syncs every second by default: a replica this far behind the database is not
+# catching up, and a lost machine would take that much with it.
+BACKUP_LAG_PROBLEM_SECONDS = 60
+# `litestream generations` lists the bucket; its S3 client retries an unreachable endpoint.
+LITESTREAM_TIMEOUT_SECONDS = 30
+# Go's time.Duration text, as Litestream prints a lag: "456ms", "1m2.5s", "-1s".
+GO_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+GO_DURATION_PART = re.compile(r"([0-9.]+)(h|ms|m|s|us|µs|ns)")
 
 
 class Finding(msgspec.Struct, frozen=True):
-    check: str  # configuration | database | redis | data files | security | proxies | app links
+    check: str  # configuration | database | redis | data files | security | proxies | app links | backup
     severity: Literal["problem", "note"]
     message: str
     fix: str
@@ -399,6 +409,93 @@ def check_app_links(loaded: LoadedConfig, facts: dict[str, Any], via: str | None
     return findings
 
 
+def go_duration_seconds(text: str) -> float:
+    """Seconds of a Go duration as Litestream prints it ("1m2.5s", "456ms", "-1s")."""
+    sign, body = (-1.0, text[1:]) if text.startswith("-") else (1.0, text)
+    parts = GO_DURATION_PART.findall(body)
+    if not parts or "".join(number + unit for number, unit in parts) != body:
+        raise ValueError(f"not a duration: {text!r}")
+    return sign * sum(float(number) * GO_DURATION_UNITS[unit] for number, unit in parts)
+
+
+def check_backup(litestream_config: str, location: str, facts: dict[str, Any]) -> list[Finding]:
+    """Litestream's own `litestream generations` says, per replica, where its newest generation
+    ends and how far that lags behind the database's last write; past a minute it is a problem."""
+    fix = "see docs/deployment.md, Continuous backup"
+    if is_postgresql(location):
+        return [
+            _problem(
+                "backup",
+                "[backup] litestream_config is set but the database is PostgreSQL: Litestream copies SQLite files",
+                "empty [backup] litestream_config; back PostgreSQL up with its own tools "
+                "(docs/deployment.md, Continuous backup)",
+            )
+        ]
+    if not Path(litestream_config).is_file():
+        return [
+            _problem(
+                "backup", f"{litestream_config}: no such Litestream configuration", "correct [backup] litestream_config"
+            )
+        ]
+    litestream = shutil.which("litestream")
+    if litestream is None:
+        return [_problem("backup", "litestream is not installed (not on PATH)", f"install it; {fix}")]
+    database = os.path.abspath(sqlite_path(location))
+    try:
+        listed = subprocess.run(
+            [litestream, "generations", "-config", litestream_config, database],
+            capture_output=True,
+            text=True,
+            timeout=LITESTREAM_TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        return [
+            _problem(
+                "backup",
+                f"litestream generations did not answer in {LITESTREAM_TIMEOUT_SECONDS} s",
+                "check the replica's endpoint and that this machine reaches it",
+            )
+        ]
+    if listed.returncode != 0:
+        said = (listed.stderr.strip() or listed.stdout.strip() or f"exit status {listed.returncode}").splitlines()[-1]
+        return [
+            _problem(
+                "backup",
+                f"litestream generations {database}: {said}",
+                "the Litestream configuration must name [storage] path, and its credentials "
+                "(LITESTREAM_ACCESS_KEY_ID, LITESTREAM_SECRET_ACCESS_KEY) be in this environment",
+            )
+        ]
+    newest: dict[str, dict[str, Any]] = {}
+    # name  generation  lag  start  end (RFC 3339, so the newest generation sorts last)
+    for line in listed.stdout.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) != 5:
+            continue
+        name, generation, lag, _start, end = fields
+        if name not in newest or end >= newest[name]["newest"]:
+            seconds = max(go_duration_seconds(lag), 0.0)
+            newest[name] = {"generation": generation, "newest": end, "lag_seconds": round(seconds, 3)}
+    if not newest:
+        return [
+            _problem(
+                "backup",
+                f"no replica of {database} holds a generation yet",
+                "start litestream replicate (systemctl enable --now shortlink-litestream)",
+            )
+        ]
+    facts["backup"] = newest
+    return [
+        _problem(
+            "backup",
+            f"replica {name} is {replica['lag_seconds']:.0f} s behind the database (newest {replica['newest']})",
+            "check that litestream replicate runs (systemctl status shortlink-litestream) and reaches the bucket",
+        )
+        for name, replica in newest.items()
+        if replica["lag_seconds"] > BACKUP_LAG_PROBLEM_SECONDS
+    ]
+
+
 def diagnose(config_path: str | None, environ: Mapping[str, str], via: str | None = None, **overrides: Any) -> Report:
     findings = check_environment(environ)
     try:
@@ -422,4 +519,6 @@ def diagnose(config_path: str | None, environ: Mapping[str, str], via: str | Non
     findings += check_short_host(loaded)
     findings += check_trusted_proxies(loaded)
     findings += check_app_links(loaded, facts, via)
+    if loaded.config.backup.litestream_config:
+        findings += check_backup(loaded.config.backup.litestream_config, location, facts)
     return Report(str(loaded.file), settings_of(loaded), facts, findings)
