@@ -452,17 +452,21 @@ def _clicks_of_top_links(conn: Connection, account_id: int, period: _Period) -> 
             break
         exact[link_id] = (
             (store.link_clicks_between(conn, link_id, *whole) if whole else 0)
-            + sum(store.link_clicks_in_hours(conn, link_id, *hours) for hours in hour_spans)
+            + sum(store.link_raw_clicks(conn, link_id, *_moments(hours)) for hours in hour_spans)
             + period.link_clicks[link_id]
         )
     else:
         return exact  # every link of the account was tried
     totals = Counter(dict(store.link_totals(conn, account_id, *whole))) if whole else Counter()
-    for first_hour, last_hour in hour_spans:
-        span = (first_hour * HOUR_MS, (last_hour + 1) * HOUR_MS - 1)
-        totals.update(dict(store.raw_link_clicks(conn, account_id, *span)))
+    for hours in hour_spans:
+        totals.update(dict(store.raw_link_clicks(conn, account_id, *_moments(hours))))
     totals.update(period.link_clicks)
     return totals
+
+
+def _moments(hours: tuple[int, int]) -> tuple[int, int]:
+    """The first and last millisecond of a span of whole hours."""
+    return hours[0] * HOUR_MS, (hours[1] + 1) * HOUR_MS - 1
 
 
 def _top_urls(conn: Connection, link_clicks: Counter) -> list[TopUrl]:

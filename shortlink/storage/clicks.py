@@ -179,15 +179,11 @@ def _counting(b: str) -> list[str]:
         " ON CONFLICT (account_id, day) DO UPDATE SET clicks = account_days.clicks + excluded.clicks",
         _dimension_counts(b, "link_dimensions", "link_id"),
         _dimension_counts(b, "account_dimensions", "account_id"),
-        # Hourly rollups (migration 0018): what a range's partial days are read from.
+        # An account's hourly rollups (migration 0018): what its partial days are read from.
         "INSERT INTO account_hours (account_id, hour, clicks)"
         f" SELECT account_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY account_id, hour"
         " ORDER BY account_id, hour"
         " ON CONFLICT (account_id, hour) DO UPDATE SET clicks = account_hours.clicks + excluded.clicks",
-        "INSERT INTO link_hours (link_id, hour, clicks)"
-        f" SELECT link_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY link_id, hour"
-        " ORDER BY link_id, hour"
-        " ON CONFLICT (link_id, hour) DO UPDATE SET clicks = link_hours.clicks + excluded.clicks",
         _dimension_counts(b, "account_hour_dimensions", "account_id", period="hour"),
         # New (link, day, visitor, hour) rows count themselves in the account, and in link_days
         # and account_days when the visitor is new for the day (triggers).
