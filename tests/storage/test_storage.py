@@ -13,6 +13,7 @@ from shortlink.storage import connect, transaction
 from shortlink.storage.schema import pending_migrations, recorded_migrations, statements
 from shortlink.storage.schema import sqlite_migrations as migrations
 from shortlink.storage.sqlite import SqliteDatabase
+from tests.support.old_files import sqlite_file_as_of
 
 
 def test_migrations_create_every_table_on_an_empty_file(db_path):
@@ -170,22 +171,10 @@ def test_upgrading_removes_the_stored_visitor_keys_from_every_byte_of_the_file(d
     assert key not in data
 
 
-def without_added_columns(raw: sqlite3.Connection) -> None:
-    """As the file was before the migrations that add columns (0012, 0016), which running
-    again cannot add twice."""
-    for column in ("rule", "variant"):
-        raw.execute(f"ALTER TABLE click_rows DROP COLUMN {column}")
-    raw.execute("DROP INDEX webhook_deliveries_queue")
-    raw.execute("ALTER TABLE webhook_deliveries DROP COLUMN queue")
-
-
 def test_upgrading_drops_the_rows_of_unknown_labels_and_every_breakdown_stays(db_path):
-    # A file as the versions before migration 9 left it: a row for every label, unknown ones too
-    # (0009 changes no table, so today's schema with the version set back is the same file).
-    connect(db_path).close()
+    # A file as the versions before migration 9 left it: a row for every label, unknown ones too.
+    sqlite_file_as_of(db_path, 8)
     raw = sqlite3.connect(db_path, isolation_level=None)
-    raw.execute("PRAGMA user_version = 8")
-    without_added_columns(raw)
     raw.execute("INSERT INTO accounts (public_id, email, created_at) VALUES ('usr_x', 'a@b.c', 'now')")
     raw.execute(
         "INSERT INTO links (public_id, account_id, short_code, original_url, platform, created_at, updated_at)"
@@ -302,13 +291,7 @@ def test_a_late_migration_runs_once_on_a_database_past_its_number(storage, conn)
 
 
 def test_a_file_from_before_the_migration_record_gets_one_and_only_new_migrations(db_path):
-    connect(db_path).close()
-    raw = sqlite3.connect(db_path, isolation_level=None)
-    raw.execute("DROP TABLE schema_migrations")
-    raw.execute("DROP TABLE link_tags")
-    without_added_columns(raw)
-    raw.execute("PRAGMA user_version = 9")
-    raw.close()
+    sqlite_file_as_of(db_path, 9)
     conn = connect(db_path)
     recorded = [row[0] for row in conn.execute("SELECT number FROM schema_migrations ORDER BY number")]
     assert recorded == [number for number, _, _ in migrations()]
