@@ -27,11 +27,11 @@ import msgspec
 from shortlink.accounts import passwords, sessions
 from shortlink.accounts import service as accounts
 from shortlink.application.hosts import Hosts
-from shortlink.application.webhooks import installation_key
 from shortlink.config import Config, ConfigError, load_config
 from shortlink.controls import terminal_safe
 from shortlink.errors import NotFoundError, ShortlinkError, ValidationError, field_error
 from shortlink.imports import PARSERS, POLICIES
+from shortlink.keyfile import load_signing_key
 from shortlink.link_rules.describe import rule_lines
 from shortlink.link_rules.schema import RulesDocument
 from shortlink.link_rules.service import link_rules
@@ -47,7 +47,7 @@ from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
 from shortlink.webhooks import policy as webhook_policy
 from shortlink.webhooks.events import CreatedWebhook, CreateWebhook, Replay, RotatedSecret, Webhook
-from shortlink.webhooks.secrets import secret_of
+from shortlink.webhooks.secrets import secret_of, webhook_key
 
 if TYPE_CHECKING:
     from shortlink.application.imports import Outcome
@@ -428,7 +428,7 @@ def cmd_webhooks_add(args: argparse.Namespace) -> Output:
         allow_private = config.fetcher.allow_private_addresses
         row = webhook_endpoints.create_endpoint(conn, account_id, body, now=now, allow_private=allow_private)
         shown = webhook_endpoints.to_webhook(row, outbox.millis(now))
-        secret = secret_of(installation_key(conn, config.storage), row["secret_nonce"])
+        secret = secret_of(webhook_key(load_signing_key(conn, config.storage)), row["secret_nonce"])
         return CreatedWebhook(**msgspec.structs.asdict(shown), secret=secret)
 
     created = _with_db(args, add)
@@ -454,7 +454,7 @@ def cmd_webhooks_rotate(args: argparse.Namespace) -> Output:
         now = utcnow()
         row = webhook_endpoints.rotate_secret(conn, account_id, args.webhook_id, args.overlap_seconds, now)
         shown = webhook_endpoints.to_webhook(row, outbox.millis(now))
-        secret = secret_of(installation_key(conn, config.storage), row["secret_nonce"])
+        secret = secret_of(webhook_key(load_signing_key(conn, config.storage)), row["secret_nonce"])
         return RotatedSecret(id=shown.id, secret=secret, previous_secret_valid_until=shown.previous_secret_valid_until)
 
     rotated = _for_owner(args, rotate)

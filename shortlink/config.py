@@ -50,7 +50,7 @@ class StorageConfig(_Section):
     path: str = "data/shortlink.db"
     # sqlite:///PATH (relative; sqlite:////PATH absolute) or postgresql://user:password@host:port/database.
     url: str = ""
-    # The key file signing CSRF tokens and password cookies with the database's secret (shortlink.keyfile);
+    # The key file, the half of the signing key kept outside the database (shortlink.keyfile);
     # empty: secret.key beside the SQLite file. With PostgreSQL, give every process the same file.
     secret_file: str = ""
 

@@ -1,8 +1,9 @@
-"""The key file: the half of the server's HMAC key that is not in the database.
+"""The signing key: HMAC-SHA256(the key file, the database's own random secret).
 
-CSRF tokens and remembered-password cookies are signed with HMAC-SHA256(key file,
-the database's random `cookie_secret`): whoever holds only the database (a backup, a
-copied file) cannot forge either, nor can whoever holds only the key file.
+It signs everything the server must later trust again: CSRF tokens, remembered link
+passwords, deferred-link tokens, webhook endpoint secrets (through webhooks.secrets), and
+the names of rate-limit buckets in Redis. Whoever holds only the database (a backup, a copied
+file) cannot forge any of them, nor can whoever holds only the key file.
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ import secrets
 from pathlib import Path
 
 from shortlink.config import ConfigError, StorageConfig
-from shortlink.storage import is_postgresql, sqlite_path
+from shortlink.storage import Connection, is_postgresql, sqlite_path
+from shortlink.storage import accounts as account_store
 
 FILE_NAME = "secret.key"
 MIN_KEY_BYTES = 32
+# The database's half of the signing key, under the setting name it was first stored with (it
+# signed only cookies then): a stored name is data, and renaming it would take a migration for
+# nothing.
+STORED_SECRET_SETTING = "cookie_secret"
 
 
 def key_file_of(storage: StorageConfig) -> Path | None:
@@ -31,8 +37,18 @@ def key_file_of(storage: StorageConfig) -> Path | None:
     return Path(sqlite_path(storage.location)).parent / FILE_NAME
 
 
-def signing_key(file_key: bytes | None, stored_secret: bytes) -> bytes:
-    """The HMAC key of CSRF tokens and password cookies."""
+def load_signing_key(conn: Connection, storage: StorageConfig) -> bytes:
+    """The signing key of the installation at `storage`, as every process makes it: the key file
+    (made when missing) and the database's secret (made by the first process to ask)."""
+    key_file = key_file_of(storage)
+    file_key = None if key_file is None else read_or_create(key_file)
+    stored = account_store.setting(conn, STORED_SECRET_SETTING, lambda: secrets.token_hex(32))
+    return derive_signing_key(file_key, bytes.fromhex(stored))
+
+
+def derive_signing_key(file_key: bytes | None, stored_secret: bytes) -> bytes:
+    """The signing key from its two halves; the database's alone without a key file (PostgreSQL
+    without `[storage] secret_file`)."""
     if file_key is None:
         return stored_secret
     return hmac.new(file_key, stored_secret, hashlib.sha256).digest()

@@ -162,23 +162,21 @@ return {taken, tostring(tokens)}
 class RedisLimiter:
     """The same buckets kept in Redis, shared by every process using it: one script run
     (EVALSHA) per take, so concurrent takes from any number of processes never both get
-    the last token. Keys are stored as a keyed hash (`secret`), never as given: a
-    password-attempt key holds a visitor's IP address."""
+    the last token. Keys are stored as a hash keyed with the signing key (keyfile), never as
+    given: a password-attempt key holds a visitor's IP address."""
 
-    def __init__(
-        self, client: Redis, name: str, per_minute: int, secret: Callable[[], bytes], period_seconds: float = 60.0
-    ):
+    def __init__(self, client: Redis, name: str, per_minute: int, signing_key: bytes, period_seconds: float = 60.0):
         from redis.exceptions import RedisError  # only with a Redis: see sharedstate
 
         self._redis_errors = RedisError
         self.capacity = per_minute
         self.rate = per_minute / period_seconds
         self.name = name
-        self._secret = secret
+        self.signing_key = signing_key
         self._script = client.register_script(TAKE_SCRIPT)
 
     def _redis_key(self, key: Hashable) -> str:
-        digest = hashlib.blake2b(repr(key).encode(), key=self._secret(), digest_size=16).hexdigest()
+        digest = hashlib.blake2b(repr(key).encode(), key=self.signing_key, digest_size=16).hexdigest()
         return f"shortlink:bucket:{self.name}:{digest}"
 
     async def _run(self, key: Hashable, cost: int) -> tuple[bool, float]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from shortlink.application.accounts import Accounts
 from shortlink.application.analytics import Analytics
@@ -25,11 +25,11 @@ from shortlink.application.links import Links
 from shortlink.application.public import PublicShortener
 from shortlink.application.sessions import Sessions
 from shortlink.application.visits import Visits
-from shortlink.application.webhooks import Webhooks, installation_key
+from shortlink.application.webhooks import Webhooks
 from shortlink.config import Config, ConfigError, PublicConfig
 from shortlink.fetcher.addresses import OwnServiceResolver, address_policy, system_resolver
 from shortlink.fetcher.worker import TitleFetcher
-from shortlink.keyfile import key_file_of, read_or_create, signing_key
+from shortlink.keyfile import load_signing_key
 from shortlink.link_rules.split import DayKeys
 from shortlink.links.public import blocked_hosts
 from shortlink.ratelimit import ActionLimit, DashboardLimits, Limiter, RedisLimiter, TokenBucketLimiter
@@ -45,6 +45,9 @@ from shortlink.visits.recorder import ClickRecorder
 from shortlink.webhooks.deliverer import Deliverer
 from shortlink.webhooks.secrets import webhook_key
 
+if TYPE_CHECKING:  # Redis is imported only when configured (sharedstate)
+    from redis.asyncio import Redis
+
 log = logging.getLogger("shortlink")
 
 EXTERNAL_CHANGES_POLL_SECONDS = 1.0
@@ -54,6 +57,10 @@ WAL_CHECKPOINT_SECONDS = 1.0
 RAW_RETENTION_SWEEP_SECONDS = 3600.0
 # Raw clicks deleted per write: small enough that click batches never wait long behind it.
 RAW_RETENTION_CHUNK = 5000
+
+
+def _nothing() -> None:
+    return None
 
 
 async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> int:
@@ -99,162 +106,160 @@ class MemoryCaches:
         self.bio.clear()
 
 
+class Limiters:
+    """Token buckets: in this process's memory, or with Redis in Redis, shared by every process
+    using it, where a bucket's name is a hash keyed with the signing key (a name may hold a
+    visitor's IP address, and every process holds that key)."""
+
+    def __init__(self, redis: Redis | None, signing_key: bytes, actions_per_address: int):
+        self.redis, self.signing_key, self.actions_per_address = redis, signing_key, actions_per_address
+
+    def __call__(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
+        """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
+        if self.redis is None:
+            return TokenBucketLimiter(per_minute, period_seconds=period_seconds)
+        return RedisLimiter(self.redis, name, per_minute, self.signing_key, period_seconds)
+
+    def action(self, what: str, per_account: int) -> ActionLimit:
+        name = what.replace(" ", "-")
+        return ActionLimit(
+            what, self(f"{name}-account", per_account), self(f"{name}-address", self.actions_per_address)
+        )
+
+
 class Services:
+    """Built in dependency order, every part handed what it needs when it is made. The signing
+    key is read before anything that signs is built. Two parts that would need each other meet
+    through an object built before both: `events_written` (docs/architecture.md, "Wiring")."""
+
     def __init__(self, config: Config):
         # Open the file once now: a bad [storage] path then stops `shortlink serve` with
         # one line before the ASGI server starts (a failing lifespan is a traceback).
         with contextlib.closing(connect(config.storage.location)) as conn:
-            self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
+            hosts = Hosts.load(conn, config.short_host, config.links.domains)
             public_account = _public_account(conn, config.public)
-        # After the database: a bad [storage] path is reported as that, not as the key file.
-        key_file = key_file_of(config.storage)
-        self._file_key = None if key_file is None else read_or_create(key_file)
-        self.config = config
-        self.db = open_database(config.storage.location)
+            # After the database: a bad [storage] path is reported as that, not as the key file.
+            signing_key = load_signing_key(conn, config.storage)
+        self.config, self.hosts = config, hosts
+        self.db = db = open_database(config.storage.location)
         self.link_cache = LinkCache()
         self.caches = MemoryCaches(self.link_cache, BioCache())
         # With Redis, rate limits and link changes are shared by every process using it.
-        self.redis = open_redis(config.redis.url) if config.redis.url else None
-        self.link_changes = None if self.redis is None else LinkChanges(self.redis, self.caches)
+        self.redis = redis = open_redis(config.redis.url) if config.redis.url else None
+        self.link_changes = None if redis is None else LinkChanges(redis, self.caches)
         link_changed = self.caches.discard if self.link_changes is None else self.link_changes.changed
-        shared_keys = None if self.redis is None else SharedDayKeys(self.redis)
-        self.recorder = ClickRecorder(
-            self.db,
-            config.clicks,
-            shared_keys=shared_keys,
-            is_ours=self.hosts.is_ours,
-            countries=open_table(config.geoip.path),
-            clicks_wanted=lambda: self.webhooks.clicks_wanted(),
-        )
-        self.fetcher = TitleFetcher(self.db, config.fetcher, on_saved=link_changed, own_hosts=self.hosts.all)
-        self._cookie_secret = b""
+        shared_keys = None if redis is None else SharedDayKeys(redis)
+        limits, dashboard = config.limits, config.dashboard
+        limiter = Limiters(redis, signing_key, dashboard.actions_per_minute_per_address)
+        blocked = blocked_hosts(config.public.blocked_hosts)
         # The counter of changes to what is cached, as last seen (storage.accounts.data_version),
         # and how many times the watcher has looked (tests wait on both).
         self.data_version = 0
         self.outside_checks = 0
         self._tasks: list[asyncio.Task] = []
-        limits = config.limits
+
+        # Webhooks first: the click recorder asks them whether clicks are wanted. Whoever
+        # writes events sets `events_written`; whoever delivers waits on it: this process's
+        # deliverer, or the task that tells the delivering process (deliver_elsewhere).
+        self.events_written = asyncio.Event()
+        key = webhook_key(signing_key)
+        self.webhooks = Webhooks(
+            db=db,
+            hosts=hosts,
+            allow_private=config.fetcher.allow_private_addresses,
+            webhook_key=key,
+            wake=self.events_written.set,
+        )
+        self.deliverer = build_deliverer(
+            config, db, hosts, key, on_round=self.webhooks.refresh_subscribers, wake=self.events_written
+        )
+        self._deliver_here = True
+        self._tell_delivering: Callable[[], None] = _nothing
+
+        self.recorder = ClickRecorder(
+            db,
+            config.clicks,
+            shared_keys=shared_keys,
+            is_ours=hosts.is_ours,
+            countries=open_table(config.geoip.path),
+            clicks_wanted=self.webhooks.clicks_wanted,
+        )
+        self.fetcher = TitleFetcher(db, config.fetcher, on_saved=link_changed, own_hosts=hosts.all)
         self.links = Links(
-            self.db,
-            self.hosts,
+            db=db,
+            hosts=hosts,
             daily_limit=limits.links_per_day,
             fetch_titles=config.fetcher.enabled,
             changed=link_changed,
             fetch_wanted=self.fetcher.notify,
-            blocked=blocked_hosts(config.public.blocked_hosts),
-            events_written=lambda: self._wake_deliverer(),
+            blocked=blocked,
+            events_written=self.events_written.set,
         )
-        self.bio = Bio(self.db, self.hosts, self.links, self.caches.bio, changed=link_changed)
-        self.accounts = Accounts(self.db, self._limiter("api", limits.requests_per_minute), limits.links_per_day)
-        self.analytics = Analytics(self.db)
-        dashboard = config.dashboard
+        self.bio = Bio(db=db, hosts=hosts, links=self.links, cache=self.caches.bio, changed=link_changed)
+        self.accounts = Accounts(
+            db=db, api_limiter=limiter("api", limits.requests_per_minute), links_per_day=limits.links_per_day
+        )
+        self.analytics = Analytics(db=db)
         self.sessions = Sessions(
-            self.db,
-            per_account=self._limiter("signin-account", dashboard.signins_per_minute_per_account),
-            per_address=self._limiter("signin-address", dashboard.signins_per_minute_per_address),
-            secret=lambda: self._cookie_secret,
+            db=db,
+            per_account=limiter("signin-account", dashboard.signins_per_minute_per_account),
+            per_address=limiter("signin-address", dashboard.signins_per_minute_per_address),
+            signing_key=signing_key,
             idle_seconds=dashboard.idle_minutes * 60,
             max_seconds=dashboard.max_days * 86400,
         )
-        self.visits = Visits(
-            self.db,
-            self.hosts,
-            self.link_cache,
-            self.recorder,
-            self._limiter("password", limits.password_attempts_per_minute),
-            config.trusted_networks,
-            lambda: self._cookie_secret,
-            caps=ClickCaps() if self.redis is None else SharedClickCaps(self.redis),
-            split_keys=DayKeys(None if shared_keys is None else shared_keys.key),
-        )
-        self.link_rules = LinkRules(
-            self.db, self.hosts, self.visits, changed=link_changed, blocked=blocked_hosts(config.public.blocked_hosts)
-        )
-        self.public = PublicShortener(
-            config.public,
-            public_account,
-            self.links,
-            self.hosts,
-            self._limiter("public", config.public.links_per_hour, period_seconds=3600),
-            self.visits.address,
-        )
-        self.imports = Imports(self.db, config, self.hosts, changed=link_changed)
         self.apps = Apps(
-            self.db,
-            self.hosts,
+            db=db,
+            hosts=hosts,
+            signing_key=signing_key,
             changed=link_changed,
-            secret=lambda: self._cookie_secret,
             check_policy=address_policy(config.fetcher.allow_private_addresses),
         )
-        self.dashboard_limits = DashboardLimits(
-            webhook_tests=self._action_limit("webhook tests", dashboard.webhook_tests_per_minute_per_account),
-            app_checks=self._action_limit("app checks", dashboard.app_checks_per_minute_per_account),
-            imports=self._action_limit("imports", dashboard.imports_per_minute_per_account),
-            domain_checks=self._action_limit("domain checks", dashboard.domain_checks_per_minute_per_account),
+        self.visits = Visits(
+            db=db,
+            hosts=hosts,
+            cache=self.link_cache,
+            recorder=self.recorder,
+            password_limiter=limiter("password", limits.password_attempts_per_minute),
+            trusted_proxies=config.trusted_networks,
+            signing_key=signing_key,
+            count_app_outcome=self.apps.count_outcome,
+            caps=ClickCaps() if redis is None else SharedClickCaps(redis),
+            split_keys=DayKeys(None if shared_keys is None else shared_keys.key),
         )
+        self.link_rules = LinkRules(db=db, hosts=hosts, visits=self.visits, changed=link_changed, blocked=blocked)
+        self.public = PublicShortener(
+            config=config.public,
+            account_id=public_account,
+            links=self.links,
+            hosts=hosts,
+            limiter=limiter("public", config.public.links_per_hour, period_seconds=3600),
+            address=self.visits.address,
+        )
+        self.imports = Imports(db=db, config=config, hosts=hosts, changed=link_changed)
         self.domains = Domains(
-            self.db,
-            self.hosts,
-            config.domains.nameservers,
-            self._limiter("tls-ask", config.domains.tls_asks_per_minute),
+            db=db,
+            hosts=hosts,
+            nameservers=config.domains.nameservers,
+            tls_asks=limiter("tls-ask", config.domains.tls_asks_per_minute),
         )
-        self.visits.count_app_outcome = self.apps.count_outcome
-        self.webhooks, self.deliverer = self._webhooks(config)
-        self._deliver_here = True
-        self._wake_deliverer: Callable[[], None] = self.deliverer.notify
-        self._look_at_subscribers = asyncio.Event()
-
-    def _webhooks(self, config: Config) -> tuple[Webhooks, Deliverer]:
-        """Webhook endpoints, and the deliverer that sends their events; both sign with the
-        webhook key, known once `start` has read the database's secret."""
-
-        def key() -> bytes:
-            return webhook_key(self._cookie_secret)
-
-        deliverer = build_deliverer(config, self.db, self.hosts, key)
-        webhooks = Webhooks(
-            self.db,
-            self.hosts,
-            allow_private=config.fetcher.allow_private_addresses,
-            key=key,
-            wake=lambda: self._wake_deliverer(),
+        self.dashboard_limits = DashboardLimits(
+            webhook_tests=limiter.action("webhook tests", dashboard.webhook_tests_per_minute_per_account),
+            app_checks=limiter.action("app checks", dashboard.app_checks_per_minute_per_account),
+            imports=limiter.action("imports", dashboard.imports_per_minute_per_account),
+            domain_checks=limiter.action("domain checks", dashboard.domain_checks_per_minute_per_account),
         )
-        deliverer.on_round = webhooks.refresh_subscribers
-        return webhooks, deliverer
 
-    def deliver_elsewhere(self, wake: Callable[[], None] | None = None) -> None:
+    def deliver_elsewhere(self, wake: Callable[[], None] = _nothing) -> None:
         """Leave sending webhook events to another process (`shortlink serve`'s delivering
-        process, webhooks.process): this one writes them, calls `wake()` after writing some,
-        and reads who subscribes to clicks itself (the deliverer's rounds did). Before start()."""
+        process, webhooks.process): this one writes them, calls `wake()` soon after writing
+        some, and reads who subscribes to clicks itself (the deliverer's rounds did). Before
+        start()."""
         self._deliver_here = False
-        tell = wake or (lambda: None)
-
-        def written() -> None:
-            tell()
-            self._look_at_subscribers.set()  # as the deliverer's round did: soon after a change
-
-        self._wake_deliverer = written
-
-    def _limiter(self, name: str, per_minute: int, period_seconds: float = 60.0) -> Limiter:
-        """`per_minute` tokens refilling over `period_seconds` (a minute unless told)."""
-        if self.redis is None:
-            return TokenBucketLimiter(per_minute, period_seconds=period_seconds)
-        # Bucket names in Redis are keyed hashes (they may hold a visitor's IP): the
-        # cookie secret is the key every process already shares (the database's secret
-        # and the key file).
-        return RedisLimiter(self.redis, name, per_minute, lambda: self._cookie_secret, period_seconds)
-
-    def _action_limit(self, what: str, per_account: int) -> ActionLimit:
-        name = what.replace(" ", "-")
-        per_address = self.config.dashboard.actions_per_minute_per_address
-        return ActionLimit(
-            what, self._limiter(f"{name}-account", per_account), self._limiter(f"{name}-address", per_address)
-        )
+        self._tell_delivering = wake
 
     async def start(self) -> None:
         self.data_version = await self.db.write(account_store.data_version)
-        secret = await self.db.write(account_store.setting, "cookie_secret", lambda: secrets.token_hex(32))
-        self._cookie_secret = signing_key(self._file_key, bytes.fromhex(secret))
         if self.link_changes is not None:
             await self.link_changes.start()
         await self.recorder.start()
@@ -321,14 +326,17 @@ class Services:
             self.outside_checks += 1
 
     async def _refresh_subscribers(self) -> None:
-        """Endpoints made or removed by the CLI or another process, or disabled by the
-        delivering process, change who subscribes to clicks: looked at once a second, and
-        after this process wrote events."""
+        """While another process delivers: tells it of the events this one wrote. And endpoints
+        made or removed by the CLI or another process, or disabled by the delivering process,
+        change who subscribes to clicks: looked at once a second, and after this process wrote
+        events (as the deliverer's round did)."""
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SUBSCRIBERS_POLL_SECONDS):
-                    await self._look_at_subscribers.wait()
-            self._look_at_subscribers.clear()
+                    await self.events_written.wait()
+            if self.events_written.is_set():
+                self.events_written.clear()
+                self._tell_delivering()
             try:
                 await self.webhooks.refresh_subscribers()
             except Exception:  # a locked or failing database must not end the refresher
@@ -351,16 +359,27 @@ class Services:
                 log.exception("WAL checkpoint failed")
 
 
-def build_deliverer(config: Config, db: Database, hosts: Hosts, key: Callable[[], bytes]) -> Deliverer:
-    """The webhook deliverer of a server process (Services) or of the delivering process."""
+def build_deliverer(
+    config: Config,
+    db: Database,
+    hosts: Hosts,
+    key: bytes,
+    *,
+    on_round: Callable[[], Awaitable[None]],
+    wake: asyncio.Event | None = None,
+) -> Deliverer:
+    """The webhook deliverer of a server process (Services) or of the delivering process,
+    signing with the webhook key `key`."""
     # Never delivered to this service itself: its hosts, their addresses, its listening port.
     own = OwnServiceResolver(hosts.all, system_resolver, listen=(config.server.host, config.server.port))
     return Deliverer(
         db,
-        key=key,
+        webhook_key=key,
         base_for=hosts.base_for_account,
         policy=address_policy(config.fetcher.allow_private_addresses),
         own=own,
+        on_round=on_round,
+        wake=wake,
     )
 
 
@@ -373,13 +392,14 @@ class Delivering:
     def __init__(self, config: Config):
         with contextlib.closing(connect(config.storage.location)) as conn:
             self.hosts = Hosts.load(conn, config.short_host, config.links.domains)
-            key = installation_key(conn, config.storage)
+            signing_key = load_signing_key(conn, config.storage)
         self.db = open_database(config.storage.location)
-        self.deliverer = build_deliverer(config, self.db, self.hosts, lambda: key)
-        self.deliverer.on_round = self._refresh_domains
+        self.deliverer = build_deliverer(
+            config, self.db, self.hosts, webhook_key(signing_key), on_round=self._refresh_domains
+        )
 
     async def _refresh_domains(self) -> None:
-        """Custom domains added meanwhile (an account's links' base)."""
+        """Custom domains added meanwhile (an account's links' base), before every round."""
         self.hosts.replace(await self.db.read(Hosts.read))
 
     async def start(self) -> None:

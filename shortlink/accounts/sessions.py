@@ -3,7 +3,7 @@
 A session token is 256 random bits given to the browser once, in its cookie; the
 database keeps only its SHA-256 (a fast hash is enough for a random secret of that size).
 A CSRF token is an HMAC of the session token (or, before sign-in, of the sign-in form's
-own cookie) under the server's secret: a page of another site can read neither.
+own cookie) under the signing key (keyfile): a page of another site can read neither.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def csrf_token(secret: bytes, bound_to: str) -> str:
-    return hmac.new(secret, b"csrf\0" + bound_to.encode(), hashlib.sha256).hexdigest()
+def csrf_token(signing_key: bytes, bound_to: str) -> str:
+    return hmac.new(signing_key, b"csrf\0" + bound_to.encode(), hashlib.sha256).hexdigest()
 
 
-def csrf_matches(secret: bytes, bound_to: str, sent: str) -> bool:
-    return bool(bound_to) and hmac.compare_digest(csrf_token(secret, bound_to).encode(), sent.encode())
+def csrf_matches(signing_key: bytes, bound_to: str, sent: str) -> bool:
+    return bool(bound_to) and hmac.compare_digest(csrf_token(signing_key, bound_to).encode(), sent.encode())
 
 
 def is_expired(row: Row, now_ms: int, idle_ms: int, max_ms: int) -> bool:

@@ -58,7 +58,7 @@ class Admission(msgspec.Struct, frozen=True):
 
 
 class Accounts:
-    def __init__(self, db: Database, api_limiter: Limiter, links_per_day: int):
+    def __init__(self, *, db: Database, api_limiter: Limiter, links_per_day: int):
         self.db, self.api_limiter, self.links_per_day = db, api_limiter, links_per_day
         self._touching: set[asyncio.Task] = set()
 

@@ -12,7 +12,7 @@ from shortlink.times import utcnow
 
 
 class Analytics:
-    def __init__(self, db: Database):
+    def __init__(self, *, db: Database):
         self.db = db
 
     async def of_link(

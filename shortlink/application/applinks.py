@@ -37,18 +37,18 @@ def _nothing(_code: str) -> None:
 class Apps:
     def __init__(
         self,
+        *,
         db: Database,
         hosts: Hosts,
-        *,
+        signing_key: bytes,
         changed: Callable[[str], None] = _nothing,
-        secret: Callable[[], bytes] = bytes,
         check_policy: AddressPolicy = public_only,
     ):
-        """`changed(code)`: a link's app changed (the visitor caches of every process forget it);
-        `secret()`: the key deferred-link tokens are signed with; `check_policy`: the addresses
+        """`signing_key`: signs deferred-link tokens (keyfile); `changed(code)`: a link's app
+        changed (the visitor caches of every process forget it); `check_policy`: the addresses
         `check` may fetch from (the title fetcher's)."""
-        self.db, self.hosts = db, hosts
-        self._changed, self._secret = changed, secret
+        self.db, self.hosts, self.signing_key = db, hosts, signing_key
+        self._changed = changed
         self.check_policy = check_policy
         # (link id, UTC day, outcome) → human visits not yet written: counted on the visitor
         # path in memory, written every second (as bio page views are), never in the request.
@@ -105,7 +105,7 @@ class Apps:
 
     async def redeem(self, token: str) -> DeepLink:
         """The deep path a deferred-link token carries, once (the app's first start)."""
-        link_id = deferred.verify(self._secret(), token, time.time())
+        link_id = deferred.verify(self.signing_key, token, time.time())
         return await self.db.write(service.redeem_deferred, link_id, deferred.token_hash(token), utcnow())
 
     async def resolve(self, code: str) -> DeepLink:

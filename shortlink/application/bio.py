@@ -118,6 +118,7 @@ def _forget_locally(cache: BioCache) -> Callable[[str], None]:
 class Bio:
     def __init__(
         self,
+        *,
         db: Database,
         hosts: Hosts,
         links: Links,

@@ -29,7 +29,7 @@ CHECKS_PER_ROUND = 50
 
 
 class Domains:
-    def __init__(self, db: Database, hosts: Hosts, nameservers: list[str], tls_asks: Limiter):
+    def __init__(self, *, db: Database, hosts: Hosts, nameservers: list[str], tls_asks: Limiter):
         self.db, self.hosts, self.nameservers, self.tls_asks = db, hosts, nameservers, tls_asks
         self._task: asyncio.Task | None = None
 

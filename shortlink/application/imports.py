@@ -504,6 +504,7 @@ class Imports:
 
     def __init__(
         self,
+        *,
         db: Database,
         config: Config,
         hosts: Hosts,

@@ -35,7 +35,7 @@ log = logging.getLogger("shortlink.link_rules")
 
 class LinkRules:
     def __init__(
-        self, db: Database, hosts: Hosts, visits: Visits, *, changed: Callable[[str], None], blocked: frozenset[str]
+        self, *, db: Database, hosts: Hosts, visits: Visits, changed: Callable[[str], None], blocked: frozenset[str]
     ):
         self.db, self.hosts, self.visits, self.blocked = db, hosts, visits, blocked
         self._changed = changed

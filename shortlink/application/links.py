@@ -52,9 +52,9 @@ def _nothing(_code: str = "") -> None:
 class Links:
     def __init__(
         self,
+        *,
         db: Database,
         hosts: Hosts,
-        *,
         daily_limit: int,
         fetch_titles: bool,
         changed: Callable[[str], None] = _nothing,

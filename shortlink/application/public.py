@@ -36,6 +36,7 @@ RESOLVE_SECONDS = 2.0
 class PublicShortener:
     def __init__(
         self,
+        *,
         config: PublicConfig,
         account_id: int | None,
         links: Links,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 from shortlink.accounts import passwords, sessions
 from shortlink.accounts.schema import SessionAccount
@@ -27,16 +26,17 @@ def _now_ms() -> int:
 class Sessions:
     def __init__(
         self,
-        db: Database,
         *,
+        db: Database,
         per_account: Limiter,
         per_address: Limiter,
-        secret: Callable[[], bytes],
+        signing_key: bytes,
         idle_seconds: int,
         max_seconds: int,
     ):
+        """`signing_key`: signs CSRF tokens (keyfile)."""
         self.db, self.per_account, self.per_address = db, per_account, per_address
-        self._secret = secret
+        self.signing_key = signing_key
         self.idle_ms, self.max_ms = idle_seconds * 1000, max_seconds * 1000
         self.max_seconds = max_seconds
         self._background: set[asyncio.Task] = set()
@@ -102,10 +102,10 @@ class Sessions:
         return sessions.new_token()
 
     def csrf(self, bound_to: str) -> str:
-        return sessions.csrf_token(self._secret(), bound_to)
+        return sessions.csrf_token(self.signing_key, bound_to)
 
     def csrf_matches(self, bound_to: str, sent: str) -> bool:
-        return sessions.csrf_matches(self._secret(), bound_to, sent)
+        return sessions.csrf_matches(self.signing_key, bound_to, sent)
 
     async def _throttle(self, email: str, address: str) -> None:
         """Two buckets: the client address (an IPv6 client is its /64), and the account as

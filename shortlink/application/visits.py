@@ -53,29 +53,32 @@ class RememberCookie:
 class Visits:
     def __init__(
         self,
+        *,
         db: Database,
         hosts: Hosts,
         cache: LinkCache,
         recorder: ClickRecorder,
         password_limiter: Limiter,
         trusted_proxies: Sequence[Network],
-        cookie_secret: Callable[[], bytes],
-        *,
+        signing_key: bytes,
+        count_app_outcome: Callable[[int, str], None],
         caps: ClickCaps | None = None,
         split_keys: DayKeys | None = None,
         countries: CountryTable | None = None,
     ):
-        """`caps`, `split_keys`, `countries`: what link rules use (application.link_rules, link_rules.split,
-        the [geoip] table), shared between processes when Redis is."""
+        """`signing_key`: signs remembered link passwords and deferred-link tokens (keyfile);
+        `count_app_outcome(link_id, outcome)`: what the visitor path decided for a human visit of
+        a link into an app (application.applinks); `caps`, `split_keys`, `countries`: what link
+        rules use (application.link_rules, link_rules.split, the [geoip] table), shared between
+        processes when Redis is."""
         self.hosts, self.cache, self.recorder = hosts, cache, recorder
         self.loader = LinkLoader(db, cache, hosts.is_ours)
         self.caps = caps or ClickCaps()
         self.split_keys = split_keys or DayKeys()
         self.countries = countries or recorder.countries
         self.password_limiter, self.trusted_proxies = password_limiter, trusted_proxies
-        self._cookie_secret = cookie_secret
-        # What the visitor path decided for a human visit of a link into an app (wiring sets it).
-        self.count_app_outcome: Callable[[int, str], None] = lambda _link_id, _outcome: None
+        self.signing_key = signing_key
+        self.count_app_outcome = count_app_outcome
 
     # the four steps
 
@@ -112,7 +115,7 @@ class Visits:
         if rules is not None and rules.has_split:
             split_key = self.split_keys.current(now) or await self.split_keys.fetch(now)
         decision = decide(
-            link, request, now, self, signing_key=self._cookie_secret(), split_key=split_key, unlocked=unlocked
+            link, request, now, self, signing_key=self.signing_key, split_key=split_key, unlocked=unlocked
         )
         if decision.cap:
             assert link is not None and rules is not None and rules.max_clicks is not None and decision.visitor
@@ -176,7 +179,7 @@ class Visits:
             if not password or not await asyncio.to_thread(verify_password, password, link.password_hash):
                 error = "That password is not right. Please try again."
                 return password_form(link.original_url, link.title, error), None
-            value = password_entry.make_cookie_value(self._cookie_secret(), link.public_id, link.password_hash)
+            value = password_entry.make_cookie_value(self.signing_key, link.public_id, link.password_hash)
             cookie = RememberCookie(password_entry.cookie_name(code), f"/l/{code}", value)
             decision = await self.decide(link, request, time.time(), count=True, unlocked=True)
         reply = respond(decision, redirect_status=303)
@@ -200,13 +203,7 @@ class Visits:
         if rules is not None and rules.has_split:
             split_key = self.split_keys.current(now) or await self.split_keys.fetch(now)
         decision = decide(
-            target,
-            request,
-            now,
-            _Simulated(self),
-            signing_key=self._cookie_secret(),
-            split_key=split_key,
-            own_apps=False,
+            target, request, now, _Simulated(self), signing_key=self.signing_key, split_key=split_key, own_apps=False
         )
         if decision.cap:
             assert rules is not None and rules.max_clicks is not None
@@ -256,7 +253,7 @@ class Visits:
         return f"{self.address(request)[0]}\n{request.user_agent}"
 
     def deferred_token(self, link: VisitTarget) -> str:
-        return deferred.issue(self._cookie_secret(), link.public_id, time.time())
+        return deferred.issue(self.signing_key, link.public_id, time.time())
 
     def address(self, request: VisitRequest) -> tuple[str, bool]:
         """(client IP, whether the direct peer is a trusted proxy)."""

@@ -5,20 +5,16 @@ subscribed to `link.clicked` or `link.cap_reached` (the events a batch writes) w
 batches exactly as before. The set is refreshed
 after every endpoint change made here and, for changes made by the CLI or another process, by
 the deliverer's rounds, or once a second by the server process when another process delivers
-(wiring.Services.deliver_elsewhere)."""
+(docs/architecture.md, "Wiring")."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 
 import msgspec
 
 from shortlink.application.hosts import Hosts
-from shortlink.config import StorageConfig
-from shortlink.keyfile import key_file_of, read_or_create, signing_key
-from shortlink.storage import Connection, Database
-from shortlink.storage import accounts as account_store
+from shortlink.storage import Database
 from shortlink.storage import webhooks as store
 from shortlink.times import utcnow
 from shortlink.webhooks import endpoints, outbox, policy
@@ -32,15 +28,7 @@ from shortlink.webhooks.events import (
     UpdateWebhook,
     Webhook,
 )
-from shortlink.webhooks.secrets import secret_of, webhook_key
-
-
-def installation_key(conn: Connection, storage: StorageConfig) -> bytes:
-    """The webhook key as a server process makes it (wiring.Services.start): the key file and
-    the database's own secret. For the CLI, which shows a new endpoint's secret."""
-    key_file = key_file_of(storage)
-    stored = account_store.setting(conn, "cookie_secret", lambda: secrets.token_hex(32))
-    return webhook_key(signing_key(None if key_file is None else read_or_create(key_file), bytes.fromhex(stored)))
+from shortlink.webhooks.secrets import secret_of
 
 
 def _nothing() -> None:
@@ -50,16 +38,17 @@ def _nothing() -> None:
 class Webhooks:
     def __init__(
         self,
+        *,
         db: Database,
         hosts: Hosts,
-        *,
         allow_private: bool,
-        key: Callable[[], bytes],
+        webhook_key: bytes,
         wake: Callable[[], None] = _nothing,
     ):
-        """`key()`: the webhook key (secrets.webhook_key), known once the server has started;
-        `wake()`: tell the deliverer there is something to send."""
-        self.db, self.hosts, self.allow_private, self.key, self.wake = db, hosts, allow_private, key, wake
+        """`webhook_key`: the key of endpoint secrets (secrets.webhook_key); `wake()`: tell
+        whoever delivers that there is something to send."""
+        self.db, self.hosts, self.allow_private, self.wake = db, hosts, allow_private, wake
+        self.webhook_key = webhook_key
         self.click_accounts: frozenset[int] = frozenset()
 
     def clicks_wanted(self) -> bool:
@@ -79,7 +68,7 @@ class Webhooks:
         )
         await self.refresh_subscribers()
         shown = endpoints.to_webhook(row, outbox.millis(now))
-        return CreatedWebhook(**msgspec.structs.asdict(shown), secret=secret_of(self.key(), row["secret_nonce"]))
+        return CreatedWebhook(**msgspec.structs.asdict(shown), secret=secret_of(self.webhook_key, row["secret_nonce"]))
 
     async def all(self, account_id: int) -> list[Webhook]:
         return await self.db.read(endpoints.list_endpoints, account_id, outbox.millis(utcnow()))
@@ -108,7 +97,7 @@ class Webhooks:
         shown = endpoints.to_webhook(row, outbox.millis(now))
         return RotatedSecret(
             id=shown.id,
-            secret=secret_of(self.key(), row["secret_nonce"]),
+            secret=secret_of(self.webhook_key, row["secret_nonce"]),
             previous_secret_valid_until=shown.previous_secret_valid_until,
         )
 

@@ -21,18 +21,18 @@ def cookie_name(code: str) -> str:
     return "sl_pass_" + hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
-def _signature(secret: bytes, link_public_id: str, password_hash: str, expires: int) -> str:
+def _signature(signing_key: bytes, link_public_id: str, password_hash: str, expires: int) -> str:
     message = f"{link_public_id}|{password_hash}|{expires}".encode()
-    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+    return hmac.new(signing_key, message, hashlib.sha256).hexdigest()
 
 
-def make_cookie_value(secret: bytes, link_public_id: str, password_hash: str, now: float | None = None) -> str:
+def make_cookie_value(signing_key: bytes, link_public_id: str, password_hash: str, now: float | None = None) -> str:
     expires = int((now or time.time()) + REMEMBER_SECONDS)
-    return f"{expires}.{_signature(secret, link_public_id, password_hash, expires)}"
+    return f"{expires}.{_signature(signing_key, link_public_id, password_hash, expires)}"
 
 
 def cookie_is_valid(
-    secret: bytes, link_public_id: str, password_hash: str, value: str | None, now: float | None = None
+    signing_key: bytes, link_public_id: str, password_hash: str, value: str | None, now: float | None = None
 ) -> bool:
     if not value or "." not in value:
         return False
@@ -43,7 +43,7 @@ def cookie_is_valid(
         return False
     if int(expires_text) < (now or time.time()):
         return False
-    expected = _signature(secret, link_public_id, password_hash, int(expires_text))
+    expected = _signature(signing_key, link_public_id, password_hash, int(expires_text))
     return hmac.compare_digest(signature.encode(), expected.encode())
 
 

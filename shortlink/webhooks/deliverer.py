@@ -61,7 +61,7 @@ class Deliverer:
         self,
         db: Database,
         *,
-        key: Callable[[], bytes],
+        webhook_key: bytes,
         base_for: Callable[[int], str],
         policy: AddressPolicy,
         own: Callable[[], Awaitable[OwnService]] = no_own_service,
@@ -71,19 +71,21 @@ class Deliverer:
         poll_seconds: float = POLL_SECONDS,
         renew_seconds: float = RENEW_SECONDS,
         on_disabled: Callable[[], None] = lambda: None,
+        on_round: Callable[[], Awaitable[None]] | None = None,
+        wake: asyncio.Event | None = None,
     ):
-        """`key()`: the webhook key (secrets.webhook_key); `base_for(account)`: the short URL
-        base of its links; `clock`: seconds since the epoch (a test's clock goes days ahead);
-        `on_disabled()`: after an endpoint was disabled (the subscriber sets change)."""
-        self.db, self.key, self.base_for, self.policy, self.own = db, key, base_for, policy, own
+        """`webhook_key`: the key of endpoint secrets (secrets.webhook_key); `base_for(account)`:
+        the short URL base of its links; `clock`: seconds since the epoch (a test's clock goes
+        days ahead); `on_disabled()`: after an endpoint was disabled (the subscriber sets change);
+        `on_round()`: before every round (the subscriber set is refreshed so, for changes made by
+        the CLI or another process); `wake`: set by whoever wrote events (or `notify`), for a
+        round now rather than at the next poll."""
+        self.db, self.webhook_key, self.base_for, self.policy, self.own = db, webhook_key, base_for, policy, own
         self.clock, self.resolve, self.timeout, self.poll_seconds = clock, resolve, timeout, poll_seconds
         self.lease_ms, self.renew_seconds = int(LEASE_SECONDS * 1000), renew_seconds
-        self.on_disabled = on_disabled
-        # Run before every round (the subscriber set is refreshed so, for changes made by
-        # the CLI or another process).
-        self.on_round: Callable[[], Awaitable[None]] | None = None
+        self.on_disabled, self.on_round = on_disabled, on_round
         self.sent = 0
-        self._wake = asyncio.Event()
+        self._wake = wake if wake is not None else asyncio.Event()
         self._task: asyncio.Task | None = None
         self._connections: Connections | None = None
         self._next_expiry_sweep = 0.0
@@ -161,7 +163,7 @@ class Deliverer:
         total = asyncio.Semaphore(TOTAL_CONCURRENCY)
         per_endpoint: dict[int, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(CONCURRENCY))
         own = await self.own()
-        signing = _Signing(self.key())
+        signing = _Signing(self.webhook_key)
         settled: list[tuple[Row, send.Outcome, int]] = []
         released: list[int] = []
         stop_at = time.monotonic() + ROUND_SECONDS

@@ -6,7 +6,7 @@ on the serving process's event loop it took that CPU (and the GIL) from the redi
 own process, niced, the kernel gives it a small share while the cores are contended and all it
 needs while they are not (docs/webhooks.md, "The delivering process").
 
-The parent side (`DeliveryProcess`) runs `python -m shortlink.webhooks.process` from a thread
+The parent side (`DeliveryProcess`) runs `python -m shortlink.delivering` from a thread
 of its own that waits for it and starts it again after a crash, with a backoff. It starts it
 once the installation has a webhook endpoint (looked for every second until then): most
 installations have none, and need no process, nor its start-up's CPU. The child's
@@ -28,6 +28,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -35,9 +37,14 @@ from shortlink.config import Config
 from shortlink.storage import Connection, connect
 from shortlink.storage import webhooks as store
 
+if TYPE_CHECKING:  # the child imports the deliverer once niced (main)
+    from shortlink.webhooks.deliverer import Deliverer
+
 log = logging.getLogger("shortlink.webhooks")
 
-MODULE = "shortlink.webhooks.process"
+# The child's entry: outside this package, as it builds the deliverer with the wiring
+# (wiring.Delivering), which the webhooks package never imports.
+MODULE = "shortlink.delivering"
 # The child's niceness above the server's: with the cores contended, CFS gives a nice-10
 # process about a tenth of a nice-0 one's share; with idle cores it runs as fast as ever.
 NICENESS = 10
@@ -201,15 +208,22 @@ def read_config(fd: int) -> tuple[Config, bytes]:
     return msgspec.json.decode(line, type=Config), rest
 
 
-async def deliver(config: Config, fd: int) -> None:
-    """The deliverer's rounds until SIGTERM or the end of the parent's pipe."""
-    # Imported here, once niced: the app's modules are most of the process's start-up CPU.
-    from shortlink.wiring import Delivering
+class Delivering(Protocol):
+    """The child's deliverer with its own connections and hosts (wiring.Delivering)."""
 
+    deliverer: Deliverer
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+async def deliver(build: Callable[[Config], Delivering], config: Config, fd: int) -> None:
+    """The deliverer's rounds until SIGTERM or the end of the parent's pipe."""
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stopping.set)
-    delivering = Delivering(config)
+    delivering = build(config)
     await delivering.start()
     log.info("webhook delivery process [%d] %s +%d)", os.getpid(), READY, NICENESS)
     os.set_blocking(fd, False)
@@ -235,15 +249,13 @@ async def deliver(config: Config, fd: int) -> None:
         await delivering.stop()
 
 
-def main() -> None:
+def main(build: Callable[[Config], Delivering]) -> None:
+    """The child: `build(config)` once niced, as the modules it imports are most of the
+    process's start-up CPU."""
     parent = int(sys.argv[1])
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the parent stops us
     os.nice(NICENESS)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
     config, _wakes = read_config(sys.stdin.fileno())
-    asyncio.run(deliver(config, sys.stdin.fileno()))
-
-
-if __name__ == "__main__":
-    main()
+    asyncio.run(deliver(build, config, sys.stdin.fileno()))

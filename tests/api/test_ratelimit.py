@@ -103,7 +103,7 @@ async def test_the_table_never_outgrows_max_keys():
 
 
 def redis_limiter(url: str, per_minute: int, name: str = "test") -> RedisLimiter:
-    return RedisLimiter(Redis.from_url(url), name, per_minute, lambda: b"secret")
+    return RedisLimiter(Redis.from_url(url), name, per_minute, b"signing key")
 
 
 async def test_redis_buckets_give_a_full_minute_then_refuse_with_retry_after(redis_server):

@@ -57,7 +57,7 @@ def bio_of(server: LiveServer) -> Bio:
     """The application layer over the live server's file, as another process."""
     db = SqliteDatabase(server.db)
     hosts = Hosts(server.base_url)
-    return Bio(db, hosts, Links(db, hosts, daily_limit=1000, fetch_titles=False))
+    return Bio(db=db, hosts=hosts, links=Links(db=db, hosts=hosts, daily_limit=1000, fetch_titles=False))
 
 
 async def _build_page(server: LiveServer, account_id: int, key: str) -> dict:

@@ -65,7 +65,7 @@ class Setup:
     def start(self, **options) -> Deliverer:
         self.deliverer = Deliverer(
             self.db,
-            key=lambda: KEY,
+            webhook_key=KEY,
             base_for=self.hosts.base_for_account,
             policy=address_policy(options.pop("allow_private", True)),
             clock=self.clock,

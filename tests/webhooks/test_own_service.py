@@ -108,7 +108,7 @@ async def test_every_loopback_and_interface_address_at_our_listening_port_is_ref
             """One link's event to every endpoint, from a deliverer of a server listening at `listen`."""
             own = OwnServiceResolver(lambda: [], system_resolver, listen=listen)
             deliverer = Deliverer(
-                db, key=lambda: KEY, base_for=hosts.base_for_account, policy=address_policy(True), own=own
+                db, webhook_key=KEY, base_for=hosts.base_for_account, policy=address_policy(True), own=own
             )
             await deliverer.start()
             try:

@@ -104,7 +104,7 @@ async def test_an_endpoint_deleted_mid_round_never_resends_another_accounts_even
         clock = [time.time()]
         db = open_database(storage)
         deliverer = Deliverer(
-            db, key=lambda: KEY, base_for=hosts.base_for_account, policy=address_policy(True), clock=lambda: clock[0]
+            db, webhook_key=KEY, base_for=hosts.base_for_account, policy=address_policy(True), clock=lambda: clock[0]
         )
         await deliverer.start()
         try:
