@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shortlink.accounts import service as accounts
+from shortlink.cli.demo_data import seed
 from shortlink.config import load_config
-from shortlink.demo import seed
 from shortlink.storage import connect
 
 DAY_MS = 86_400_000

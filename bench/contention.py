@@ -25,8 +25,8 @@ from pathlib import Path
 
 from bench.redirects import DESKTOP_UA, free_port, fresh_copy, paced_script, serving, wrk
 from shortlink.accounts import service as accounts
+from shortlink.cli.demo_data import seed
 from shortlink.config import load_config
-from shortlink.demo import seed
 from shortlink.storage import connect
 
 ME_RATE = 50

@@ -42,7 +42,7 @@ from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import service
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
-from shortlink.progress import StopRequest
+from shortlink.stopping import StopRequest
 from shortlink.storage import Connection, Database, open_database, transaction
 from shortlink.storage import accounts as account_store
 from shortlink.storage import clicks as click_store

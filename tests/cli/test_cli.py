@@ -14,10 +14,11 @@ from contextlib import closing
 
 import pytest
 
-from shortlink import progress
 from shortlink.accounts import service as accounts
+from shortlink.cli import progress
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
+from shortlink.stopping import Interrupted
 from shortlink.storage.sqlite import backup
 from shortlink.times import utcnow
 from tests.conftest import SHORT_HOST, run_cli
@@ -232,9 +233,9 @@ def test_an_interrupted_backup_leaves_nothing_at_the_destination(db_path, conn, 
     def stop_at_the_second_step(done, total):
         steps.append((done, total))
         if len(steps) == 2:
-            raise progress.Interrupted
+            raise Interrupted
 
-    with pytest.raises(progress.Interrupted):
+    with pytest.raises(Interrupted):
         backup(conn, destination, stop_at_the_second_step)
     assert not destination.exists() and list(tmp_path.glob("*copy.db*")) == []
     assert steps[0][1] > 1024 and steps[0][0] == 1024  # in steps, counted in pages

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shortlink.demo import DAY_MS, click_times
+from shortlink.cli.demo_data import DAY_MS, click_times
 from shortlink.times import from_iso
 from tests.conftest import run_cli
 

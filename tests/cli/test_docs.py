@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from shortlink.cli import build_parser
+from shortlink.cli.parser import build_parser
 from shortlink.config import Config
 from tests.support import paths
 

@@ -19,8 +19,8 @@ import zxingcpp
 from PIL import Image
 
 from shortlink.accounts import service as accounts
+from shortlink.cli.demo_data import seed
 from shortlink.config import load_config
-from shortlink.demo import seed
 from shortlink.storage import connect
 from tests.support.accessibility import light_and_dark_problems
 from tests.support.browser import (

@@ -5,15 +5,14 @@ a pipe): a plain line every few seconds. Always on stderr, so stdout keeps only 
 command's result (one JSON document with --json).
 
 Ctrl-C: `stop_on_interrupt()` turns the first SIGINT into a request the work checks
-between its steps (a batch, a backup step), so it ends with what it finished committed
-and nothing half-written; a second Ctrl-C interrupts at once.
+between its steps (a batch, a backup step; `shortlink.stopping`), so it ends with what it
+finished committed and nothing half-written; a second Ctrl-C interrupts at once.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,12 +20,10 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from shortlink.stopping import StopRequest
+
 PLAIN_INTERVAL_SECONDS = 5.0
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
-
-
-class Interrupted(Exception):
-    """The operator pressed Ctrl-C; the work stopped at a clean point."""
 
 
 class Progress:
@@ -113,24 +110,6 @@ def progress(
         yield reporter
     finally:
         reporter.close()
-
-
-class StopRequest:
-    """Set by the first Ctrl-C; the work calls `check()` between its steps."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def set(self) -> None:
-        self._event.set()
-
-    @property
-    def requested(self) -> bool:
-        return self._event.is_set()
-
-    def check(self) -> None:
-        if self._event.is_set():
-            raise Interrupted
 
 
 @contextmanager

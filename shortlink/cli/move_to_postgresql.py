@@ -24,8 +24,9 @@ from pathlib import Path
 
 from shortlink.analytics.ranges import parse_range
 from shortlink.analytics.report import account_analytics, link_analytics
+from shortlink.cli.progress import progress
 from shortlink.errors import ShortlinkError
-from shortlink.progress import Interrupted, StopRequest, progress
+from shortlink.stopping import Interrupted, StopRequest
 from shortlink.storage import Connection, connect
 from shortlink.storage import copy as store
 from shortlink.storage.postgresql import PostgresConnection, describe
@@ -55,7 +56,7 @@ def ranges(now: datetime) -> list[tuple[str, str | None, str | None]]:
 
 
 def migrate(source_path: str | Path, url: str, *, replace: bool = False, stop: StopRequest | None = None) -> Migrated:
-    """Progress on stderr (shortlink.progress); Ctrl-C (`stop`) ends the copy between two
+    """Progress on stderr (cli/progress.py); Ctrl-C (`stop`) ends the copy between two
     batches, rolled back: the target is left as it was."""
     if not Path(source_path).is_file():
         raise ShortlinkError(f"no SQLite database at {source_path}")

@@ -20,11 +20,12 @@ import msgspec
 
 from shortlink.accounts import service as accounts
 from shortlink.application.hosts import Hosts
+from shortlink.cli.progress import progress
 from shortlink.config import Config
 from shortlink.errors import ValidationError
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
-from shortlink.progress import StopRequest, progress
+from shortlink.stopping import StopRequest
 from shortlink.storage import Database, open_database
 from shortlink.storage import accounts as account_store
 from shortlink.storage import links as link_store
