@@ -39,12 +39,18 @@ HOSTILE.append(("yourls", b"CREATE TABLE a ("))
 
 
 def parse_seconds(source: str, data: bytes) -> float:
-    started = time.perf_counter()
+    """The parse's CPU time, the least of three: what other processes on a loaded machine do
+    counts in neither."""
+    return min(cpu_seconds(lambda: PARSERS[source](data)) for _ in range(3))
+
+
+def cpu_seconds(parse) -> float:
+    started = time.process_time()
     try:
-        PARSERS[source](data)
+        parse()
     except FileError:
         pass  # refused with one clear error: what matters here is how long it took
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 @pytest.mark.parametrize(("source", "unit"), HOSTILE)
@@ -62,10 +68,10 @@ def test_a_hostile_dump_read_from_a_file_is_linear_too(tmp_path):
     for times in (8000, 16000):
         dump = tmp_path / f"hostile-{times}.sql"
         dump.write_bytes(VALID_INSERT + b"INSERT INTO yourls_url (" * times + b"\n" + b"CREATE TABLE a (" * times)
-        started = time.perf_counter()
+        started = time.process_time()
         rows, history = yourls.stream(dump)
         assert [row.code for row in rows] == ["abc"] and list(history()) == []  # type: ignore[union-attr]
-        timings.append(time.perf_counter() - started)
+        timings.append(time.process_time() - started)
     assert max(timings) < 2 and timings[1] < 4 * timings[0] + 0.2, timings
 
 
