@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: install serve check test test-fast test-as-user screenshots bench clean
+.PHONY: install serve check test test-fast test-as-user test-image wheels screenshots bench clean
 
 # Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process. Each
 # module stays on one worker: browser modules share a signed-in page across their tests, in order.
@@ -55,6 +55,17 @@ test: check
 # packages, or take several seconds each.
 test-fast: $(STAMP)
 	$(PYTEST) -m "not browser and not system and not slow"
+
+# The Containerfile and compose.yaml built and run with Debian's podman (tests/image/, minutes):
+# the base image is made with mmdebstrap and cached under $XDG_CACHE_HOME (or ~/.cache).
+test-image: $(STAMP)
+	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -s tests/image
+
+# Wheels for an image build without the package index (the Containerfile uses dist/wheels/ when
+# present): made with Debian's python3, the image's Python 3.11, so that markers match.
+wheels:
+	/usr/bin/python3 -m venv build/wheel-venv
+	build/wheel-venv/bin/pip wheel --quiet . -w dist/wheels
 
 # The whole suite again as an unprivileged user from a private (0700) clone (run as root).
 test-as-user:
