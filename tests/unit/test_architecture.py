@@ -1,6 +1,6 @@
 """The layout's rules, checked on the source: no module imports another package's private
-names, no import cycle between shortlink's modules, benchmarks never import the
-tests, SQL runs only in the storage layer, the web doors reach storage only through the
+names, no import cycle between shortlink's modules nor between its packages, benchmarks never
+import the tests, SQL runs only in the storage layer, the web doors reach storage only through the
 application layer and take only schema from the domain packages, and the storage layer needs no
 `type: ignore` for the differences between its two backends."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import enum
 import importlib
+import itertools
 import re
 import types
 from functools import cache
@@ -118,6 +119,25 @@ def test_shortlink_modules_import_each_other_without_a_cycle():
         for module, tree in trees.items()
     }
     cycles = [" → ".join(cycle) for cycle in cycles_in(graph)]
+    assert cycles == [], cycles
+
+
+def test_shortlink_packages_import_each_other_without_a_cycle():
+    """A package (shortlink.X for a folder, the top-level module itself otherwise) that imports
+    one which imports it back cannot be understood, tested or moved without the other."""
+    trees = sources("shortlink")
+    reasons: dict[str, dict[str, str]] = {package_of(module): {} for module in trees}
+    for module, tree in trees.items():
+        for node in runtime_imports(tree):
+            for name in imported_modules(node):
+                if name in trees and package_of(name) != package_of(module):
+                    reasons[package_of(module)].setdefault(package_of(name), f"{module} imports {name}")
+    cycles = [
+        " → ".join(cycle) + " (" + "; ".join(reasons[a][b] for a, b in itertools.pairwise(cycle)) + ")"
+        for cycle in cycles_in({package: set(targets) for package, targets in reasons.items()})
+    ]
+    for cycle in cycles:
+        print(cycle)
     assert cycles == [], cycles
 
 
