@@ -37,7 +37,7 @@ from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.imports import PARSERS, POLICIES, Policy, worker
 from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
-from shortlink.imports.plan import Outcome, Planned, daily_limit_reached, new_link, plan
+from shortlink.imports.plan import Planned, RowOutcome, daily_limit_reached, new_link, plan
 from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
 from shortlink.links import service
 from shortlink.links import tags as tagging
@@ -74,7 +74,7 @@ class ImportReport(msgspec.Struct):
     skipped: int
     errors: int
     visits: int
-    rows: list[Outcome]
+    rows: list[RowOutcome]
     interrupted: bool = False  # Ctrl-C: the rows before were imported, the rest were not
 
 
@@ -286,7 +286,7 @@ async def import_rows(
     planned = await db.read(plan, account_id, rows, policy, hosts.is_ours, blocked, daily_limit)
     stopped = policy == "fail" and any(item.conflict for item in planned)
     interrupted = False
-    created: dict[str, tuple[int, Outcome]] = {}  # a row's own code -> (link id, its outcome)
+    created: dict[str, tuple[int, RowOutcome]] = {}  # a row's own code -> (link id, its outcome)
     if not dry_run and not stopped:
         now = utcnow()
         for start in range(0, len(planned), CHUNK_ROWS):
@@ -329,7 +329,7 @@ async def import_rows(
 History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
 
 
-def _left_out(planned: list[Planned]) -> dict[str, Outcome]:
+def _left_out(planned: list[Planned]) -> dict[str, RowOutcome]:
     """The rows not created, by their code in the file: the report counts the clicks they leave out."""
     return {item.file_code: item.outcome for item in planned if item.outcome.action != "create" and item.file_code}
 
@@ -338,8 +338,8 @@ async def _record_history(
     writer: _HistoryWriter,
     account_id: int,
     history: History,
-    created: dict[str, tuple[int, Outcome]],
-    left_out: dict[str, Outcome],
+    created: dict[str, tuple[int, RowOutcome]],
+    left_out: dict[str, RowOutcome],
     stop: StopRequest | None,
 ) -> None:
     """The clicks of the links created now, in batches of CLICK_BATCH."""

@@ -20,7 +20,7 @@ from shortlink.stopping import Interrupted
 from shortlink.storage import Connection
 
 if TYPE_CHECKING:
-    from shortlink.application.imports import Outcome
+    from shortlink.application.imports import RowOutcome
 
 
 def register(commands) -> None:
@@ -58,7 +58,7 @@ def register(commands) -> None:
     exporting.add_argument("--to", dest="end", metavar="DATE", help="with --clicks: up to this day (UTC), included")
 
 
-def _outcome_line(outcome: Outcome) -> str:
+def _outcome_line(outcome: RowOutcome) -> str:
     where = f"line {outcome.line}" + (f", row {outcome.row} of its INSERT" if outcome.row else "")
     parts = [f"{where}: {outcome.action}"]
     if outcome.code:

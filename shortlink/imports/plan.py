@@ -29,7 +29,7 @@ Action = Literal["create", "unchanged", "skip", "error"]
 MAX_SUFFIX = 99
 
 
-class Outcome(msgspec.Struct, omit_defaults=True):
+class RowOutcome(msgspec.Struct, omit_defaults=True):
     line: int
     action: Action
     code: str | None = None
@@ -41,7 +41,7 @@ class Outcome(msgspec.Struct, omit_defaults=True):
 
 
 class Planned(msgspec.Struct):
-    outcome: Outcome
+    outcome: RowOutcome
     row: ImportRow | None = None
     tags: list[tagging.TagInput] = []
     conflict: bool = False
@@ -99,7 +99,7 @@ def _plan_row(
     blocked: frozenset[str],
 ) -> Planned:
     if isinstance(row, BadRow):
-        return Planned(Outcome(row.line, "error", reason=row.reason, row=row.row))
+        return Planned(RowOutcome(row.line, "error", reason=row.reason, row=row.row))
     planned = _plan_link(conn, row, policy, is_ours, known, blocked)
     planned.outcome.row, planned.file_code = row.row, row.code
     if planned.outcome.action != "create":  # its history stays behind: the report says so
@@ -115,7 +115,7 @@ def _plan_link(
     known: Known,
     blocked: frozenset[str],
 ) -> Planned:
-    refused = Planned(Outcome(row.line, "error", code=row.code, url=row.url))
+    refused = Planned(RowOutcome(row.line, "error", code=row.code, url=row.url))
     try:
         tags = tagging.validated([tagging.TagInput(name=name, colour=row.colours.get(name)) for name in row.tags])
         body, changes = new_link(row)
@@ -125,10 +125,10 @@ def _plan_link(
         code, note, conflict = _code_for(conn, row, policy, known)
         if conflict:
             return Planned(
-                Outcome(row.line, "error" if policy == "fail" else "skip", row.code, row.url, note), conflict=True
+                RowOutcome(row.line, "error" if policy == "fail" else "skip", row.code, row.url, note), conflict=True
             )
         if isinstance(code, _Existing):
-            return Planned(Outcome(row.line, "unchanged", code.code or None, row.url, note))
+            return Planned(RowOutcome(row.line, "unchanged", code.code or None, row.url, note))
         if code is not None:
             service.check_new_link(msgspec.structs.replace(body, custom_code=code), is_ours, blocked)
             known.claimed[code] = (row.url, row.line)
@@ -139,7 +139,7 @@ def _plan_link(
         known.planned[(row.url, row.created_at)] = row.line
         known.planned.setdefault((row.url, None), row.line)
     note = "; ".join([*([note] if note else []), *changes]) or None
-    return Planned(Outcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
+    return Planned(RowOutcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
 
 
 class _Existing(msgspec.Struct, frozen=True):

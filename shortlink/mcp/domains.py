@@ -11,7 +11,7 @@ from msgspec import Meta
 
 from shortlink.accounts.schema import Principal
 from shortlink.domains.schema import CreateDomain, Domain, DomainListResponse
-from shortlink.mcp.tools import NoArguments, Outcome, tool
+from shortlink.mcp.tools import NoArguments, ToolResult, tool
 from shortlink.wiring import Services
 
 DomainId = Annotated[str, Meta(description="The domain's id, dom_…, as add_domain and list_domains return it")]
@@ -42,9 +42,9 @@ def _domain_line(domain: Domain) -> str:
     DomainListResponse,
     read_only=True,
 )
-async def list_domains(services: Services, principal: Principal, _: NoArguments) -> Outcome:
+async def list_domains(services: Services, principal: Principal, _: NoArguments) -> ToolResult:
     domains = await services.domains.all(principal.account_id)
-    return Outcome(
+    return ToolResult(
         DomainListResponse(domains),
         "\n- ".join([f"{len(domains)} domains" + (":" if domains else ""), *map(_domain_line, domains)]),
     )
@@ -60,9 +60,9 @@ async def list_domains(services: Services, principal: Principal, _: NoArguments)
     Domain,
     idempotent=True,
 )
-async def add_domain(services: Services, principal: Principal, arguments: CreateDomain) -> Outcome:
+async def add_domain(services: Services, principal: Principal, arguments: CreateDomain) -> ToolResult:
     domain = await services.domains.create(principal.account_id, arguments)
-    return Outcome(domain, f"Added {_domain_line(domain)}. Then call verify_domain with id {domain.id}.")
+    return ToolResult(domain, f"Added {_domain_line(domain)}. Then call verify_domain with id {domain.id}.")
 
 
 @tool(
@@ -73,6 +73,6 @@ async def add_domain(services: Services, principal: Principal, arguments: Create
     Domain,
     idempotent=True,
 )
-async def verify_domain(services: Services, principal: Principal, arguments: DomainArguments) -> Outcome:
+async def verify_domain(services: Services, principal: Principal, arguments: DomainArguments) -> ToolResult:
     domain = await services.domains.verify(principal.account_id, arguments.id)
-    return Outcome(domain, f"Checked {_domain_line(domain)}.")
+    return ToolResult(domain, f"Checked {_domain_line(domain)}.")

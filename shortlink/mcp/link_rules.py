@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shortlink.accounts.schema import Principal
 from shortlink.link_rules.schema import RulesDocument, SimulatedResult, SimulatedVisit
-from shortlink.mcp.tools import LinkArguments, LinkId, Outcome, tool
+from shortlink.mcp.tools import LinkArguments, LinkId, ToolResult, tool
 from shortlink.wiring import Services
 
 
@@ -38,9 +38,9 @@ def _rules_line(link_id: str, document: RulesDocument) -> str:
     RulesDocument,
     read_only=True,
 )
-async def get_link_rules(services: Services, principal: Principal, arguments: LinkArguments) -> Outcome:
+async def get_link_rules(services: Services, principal: Principal, arguments: LinkArguments) -> ToolResult:
     document = await services.link_rules.rules(principal.account_id, arguments.id)
-    return Outcome(document, _rules_line(arguments.id, document))
+    return ToolResult(document, _rules_line(arguments.id, document))
 
 
 @tool(
@@ -52,7 +52,7 @@ async def get_link_rules(services: Services, principal: Principal, arguments: Li
     destructive=True,
     idempotent=True,
 )
-async def set_link_rules(services: Services, principal: Principal, arguments: SetRulesArguments) -> Outcome:
+async def set_link_rules(services: Services, principal: Principal, arguments: SetRulesArguments) -> ToolResult:
     document = RulesDocument(
         rules=arguments.rules,
         starts_at=arguments.starts_at,
@@ -60,7 +60,7 @@ async def set_link_rules(services: Services, principal: Principal, arguments: Se
         fallback_url=arguments.fallback_url,
     )
     stored = await services.link_rules.set_rules(principal.account_id, arguments.id, document)
-    return Outcome(stored, "Set " + _rules_line(arguments.id, stored))
+    return ToolResult(stored, "Set " + _rules_line(arguments.id, stored))
 
 
 @tool(
@@ -71,7 +71,7 @@ async def set_link_rules(services: Services, principal: Principal, arguments: Se
     SimulatedResult,
     read_only=True,
 )
-async def test_link_rules(services: Services, principal: Principal, arguments: TestRulesArguments) -> Outcome:
+async def test_link_rules(services: Services, principal: Principal, arguments: TestRulesArguments) -> ToolResult:
     visit = SimulatedVisit(
         user_agent=arguments.user_agent,
         country=arguments.country,
@@ -87,4 +87,4 @@ async def test_link_rules(services: Services, principal: Principal, arguments: T
         if result.page is None
         else f"the {result.page} page" + (f" ({result.location})" if result.location else "")
     )
-    return Outcome(result, f"{rule}: {result.status}, {where}")
+    return ToolResult(result, f"{rule}: {result.status}, {where}")

@@ -110,13 +110,13 @@ class QrCode(msgspec.Struct, rename="camel"):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ToolResult:
     data: msgspec.Struct  # the structured content: what the API answers as `data`
     summary: str  # a line or a few for the assistant to read
     content: list[types.ContentBlock] = field(default_factory=list)  # more blocks, e.g. the QR image
 
 
-Run = Callable[[Services, Principal, Any], Awaitable[Outcome]]
+Run = Callable[[Services, Principal, Any], Awaitable[ToolResult]]
 
 
 @dataclass(frozen=True)
@@ -168,10 +168,10 @@ def _link_line(link: Link) -> str:
 
 
 @tool("whoami", "The account, API key, subscription and rate limits of this key.", NoArguments, Me, read_only=True)
-async def whoami(services: Services, principal: Principal, _: NoArguments) -> Outcome:
+async def whoami(services: Services, principal: Principal, _: NoArguments) -> ToolResult:
     me = await services.accounts.me(principal, services.links.created_today(principal.account_id))
     limits = me.rate_limits
-    return Outcome(
+    return ToolResult(
         me,
         f"{me.user.email}, key {me.key.prefix}…, subscription {'active' if me.subscription.is_active else 'inactive'}; "
         f"{limits.remaining} of {limits.requests_per_minute} requests left this minute, "
@@ -186,9 +186,9 @@ async def whoami(services: Services, principal: Principal, _: NoArguments) -> Ou
     CreateLink,
     Link,
 )
-async def create_link(services: Services, principal: Principal, arguments: CreateLink) -> Outcome:
+async def create_link(services: Services, principal: Principal, arguments: CreateLink) -> ToolResult:
     link = await services.links.create(principal.account_id, arguments, source="MCP")
-    return Outcome(link, f"Created {_link_line(link)}.")
+    return ToolResult(link, f"Created {_link_line(link)}.")
 
 
 @tool(
@@ -199,14 +199,14 @@ async def create_link(services: Services, principal: Principal, arguments: Creat
     BulkCreateLinks,
     BulkCreateResponse,
 )
-async def create_links(services: Services, principal: Principal, arguments: BulkCreateLinks) -> Outcome:
+async def create_links(services: Services, principal: Principal, arguments: BulkCreateLinks) -> ToolResult:
     results = await services.links.create_many(principal.account_id, arguments.links, source="MCP")
     lines = [
         f"{result.index}: {_link_line(result.data) if result.data else result.error.message if result.error else ''}"
         for result in results
     ]
     created = sum(result.status == 201 for result in results)
-    return Outcome(BulkCreateResponse(results), "\n".join([f"Created {created} of {len(results)} links.", *lines]))
+    return ToolResult(BulkCreateResponse(results), "\n".join([f"Created {created} of {len(results)} links.", *lines]))
 
 
 @tool(
@@ -216,19 +216,19 @@ async def create_links(services: Services, principal: Principal, arguments: Bulk
     LinkListResponse,
     read_only=True,
 )
-async def list_links(services: Services, principal: Principal, arguments: ListLinksArguments) -> Outcome:
+async def list_links(services: Services, principal: Principal, arguments: ListLinksArguments) -> ToolResult:
     query = LinkFilter(**msgspec.structs.asdict(arguments))
     links, pagination = await services.links.list(principal.account_id, query)
     head = f"{pagination.total} links; page {pagination.page} of {max(pagination.pages, 1)}"
-    return Outcome(
+    return ToolResult(
         LinkListResponse(links, pagination), "\n- ".join([head + ":" if links else head, *map(_link_line, links)])
     )
 
 
 @tool("get_link", "One link of the account by its id.", LinkArguments, Link, read_only=True)
-async def get_link(services: Services, principal: Principal, arguments: LinkArguments) -> Outcome:
+async def get_link(services: Services, principal: Principal, arguments: LinkArguments) -> ToolResult:
     link = await services.links.get(principal.account_id, arguments.id)
-    return Outcome(link, _link_line(link))
+    return ToolResult(link, _link_line(link))
 
 
 @tool(
@@ -240,9 +240,9 @@ async def get_link(services: Services, principal: Principal, arguments: LinkArgu
     destructive=True,
     idempotent=True,
 )
-async def update_link(services: Services, principal: Principal, arguments: UpdateLinkArguments) -> Outcome:
+async def update_link(services: Services, principal: Principal, arguments: UpdateLinkArguments) -> ToolResult:
     link = await services.links.update(principal.account_id, arguments.id, arguments)
-    return Outcome(link, f"Updated {_link_line(link)}.")
+    return ToolResult(link, f"Updated {_link_line(link)}.")
 
 
 @tool(
@@ -254,9 +254,9 @@ async def update_link(services: Services, principal: Principal, arguments: Updat
     destructive=True,
     idempotent=True,
 )
-async def delete_link(services: Services, principal: Principal, arguments: LinkArguments) -> Outcome:
+async def delete_link(services: Services, principal: Principal, arguments: LinkArguments) -> ToolResult:
     await services.links.delete(principal.account_id, arguments.id)
-    return Outcome(DeletedLink(id=arguments.id, deleted=True), f"Deleted {arguments.id} and its click history.")
+    return ToolResult(DeletedLink(id=arguments.id, deleted=True), f"Deleted {arguments.id} and its click history.")
 
 
 def _figures_line(figures: AnalyticsFigures) -> str:
@@ -276,11 +276,11 @@ def _figures_line(figures: AnalyticsFigures) -> str:
     LinkAnalytics,
     read_only=True,
 )
-async def get_link_analytics(services: Services, principal: Principal, arguments: LinkRangeArguments) -> Outcome:
+async def get_link_analytics(services: Services, principal: Principal, arguments: LinkRangeArguments) -> ToolResult:
     report = await services.analytics.of_link(
         principal.account_id, arguments.id, str(arguments.days), arguments.start, arguments.end
     )
-    return Outcome(report, f"{report.url.short_code}: {_figures_line(report)}")
+    return ToolResult(report, f"{report.url.short_code}: {_figures_line(report)}")
 
 
 @tool(
@@ -290,12 +290,12 @@ async def get_link_analytics(services: Services, principal: Principal, arguments
     AccountAnalytics,
     read_only=True,
 )
-async def get_account_analytics(services: Services, principal: Principal, arguments: RangeArguments) -> Outcome:
+async def get_account_analytics(services: Services, principal: Principal, arguments: RangeArguments) -> ToolResult:
     report = await services.analytics.of_account(
         principal.account_id, str(arguments.days), arguments.start, arguments.end
     )
     top = ", ".join(f"{url.short_code} {url.clicks}" for url in report.top_urls[:5]) or "none"
-    return Outcome(report, f"{report.total_urls} links: {_figures_line(report)} Top links: {top}.")
+    return ToolResult(report, f"{report.total_urls} links: {_figures_line(report)} Top links: {top}.")
 
 
 @tool(
@@ -305,7 +305,7 @@ async def get_account_analytics(services: Services, principal: Principal, argume
     QrCode,
     read_only=True,
 )
-async def get_qr_code(services: Services, principal: Principal, arguments: QrArguments) -> Outcome:
+async def get_qr_code(services: Services, principal: Principal, arguments: QrArguments) -> ToolResult:
     options = qr.make_options(
         format=arguments.format,
         size=arguments.size,
@@ -325,7 +325,7 @@ async def get_qr_code(services: Services, principal: Principal, arguments: QrArg
         )
     else:
         block = types.TextContent(type="text", text=image.content.decode())
-    return Outcome(code, f"QR code ({options.format.upper()}, {options.size} px) of {link.short_url}", [block])
+    return ToolResult(code, f"QR code ({options.format.upper()}, {options.size} px) of {link.short_url}", [block])
 
 
 def _text(text: str) -> types.TextContent:

@@ -164,7 +164,7 @@ class Deliverer:
         per_endpoint: dict[int, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(CONCURRENCY))
         own = await self.own()
         signing = _Signing(self.webhook_key)
-        settled: list[tuple[Row, send.Outcome, int]] = []
+        settled: list[tuple[Row, send.DeliveryResult, int]] = []
         released: list[int] = []
         stop_at = time.monotonic() + ROUND_SECONDS
 
@@ -200,7 +200,7 @@ class Deliverer:
             except Exception:  # a busy or failing database must not end the round: next renewal
                 log.exception("could not renew the round's webhook claims")
 
-    async def _deliver(self, due: Row, own: OwnService, signing: _Signing) -> send.Outcome:
+    async def _deliver(self, due: Row, own: OwnService, signing: _Signing) -> send.DeliveryResult:
         assert self._connections is not None, "start() first"
         now_ms = self.now_ms()
         created = to_iso(datetime.fromtimestamp(due["created_ms"] / 1000, UTC))

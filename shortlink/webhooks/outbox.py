@@ -29,7 +29,7 @@ from shortlink.webhooks.events import CAP_REACHED, CLICKED, TEST_EVENT, ClickedD
 from shortlink.webhooks.secrets import secret_of
 
 if TYPE_CHECKING:  # the CLI's commands use the outbox without sending, and without httpx
-    from shortlink.webhooks.send import Outcome
+    from shortlink.webhooks.send import DeliveryResult
 
 
 def new_event_id(at_ms: int) -> str:
@@ -208,7 +208,7 @@ def add_test_event(conn: Connection, endpoint: Row, now: datetime) -> str:
     return public_id
 
 
-def settle(conn: Connection, due: Row, outcome: Outcome, now_ms: int) -> bool:
+def settle(conn: Connection, due: Row, outcome: DeliveryResult, now_ms: int) -> bool:
     """Record an attempt and what follows from it: success; a retry on the backoff schedule; a
     failed delivery past the retry window; the endpoint disabled once it has failed for the
     whole window without a success. Returns whether the endpoint was disabled."""
@@ -250,7 +250,7 @@ def renew(conn: Connection, delivery_ids: Sequence[int], until_ms: int) -> None:
     store.renew(conn, delivery_ids, until_ms)
 
 
-def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]], released: Sequence[int] = ()) -> int:
+def settle_all(conn: Connection, settled: list[tuple[Row, DeliveryResult, int]], released: Sequence[int] = ()) -> int:
     """The attempts of a round, in one transaction: successes recorded together (a statement
     each for the log, the deliveries and their endpoints), each failure as `settle` does; the
     deliveries claimed but not sent given back. The attempts of a delivery deleted meanwhile
@@ -271,7 +271,7 @@ def settle_all(conn: Connection, settled: list[tuple[Row, Outcome, int]], releas
         return disabled
 
 
-def _attempt(due: Row, outcome: Outcome, at: int) -> dict:
+def _attempt(due: Row, outcome: DeliveryResult, at: int) -> dict:
     return {
         "delivery_id": due["delivery_id"],
         "endpoint_id": due["endpoint_id"],

@@ -23,7 +23,7 @@ HEAD_BYTES = 512
 USER_AGENT = "shortlink-webhooks/1 (+https://www.standardwebhooks.com/)"
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class DeliveryResult(msgspec.Struct, frozen=True):
     ok: bool
     status: int | None
     latency_ms: int
@@ -38,7 +38,7 @@ async def post(
     *,
     own: OwnService = NO_OWN_SERVICE,
     timeout: float = TIMEOUT_SECONDS,
-) -> Outcome:
+) -> DeliveryResult:
     """POST `body` over one of `connections` (which apply the address rules when they open one);
     a 2xx answer within `timeout` is a success, anything else a failure."""
     started = time.monotonic()
@@ -50,13 +50,13 @@ async def post(
         async with asyncio.timeout(timeout):
             status, head = await _exchange(connections, url, headers, body, own)
     except TimeoutError:
-        return Outcome(False, None, elapsed(), f"no answer within {timeout:g} s")
+        return DeliveryResult(False, None, elapsed(), f"no answer within {timeout:g} s")
     except FetchError as exc:
-        return Outcome(False, None, elapsed(), str(exc))
+        return DeliveryResult(False, None, elapsed(), str(exc))
     ok = 200 <= status < 300
     if 300 <= status < 400:
         head = f"redirect not followed ({head})"[:HEAD_BYTES]
-    return Outcome(ok, status, elapsed(), head)
+    return DeliveryResult(ok, status, elapsed(), head)
 
 
 @functools.lru_cache(maxsize=1024)  # an endpoint's URL is parsed once, not once per delivery

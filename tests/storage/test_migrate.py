@@ -23,7 +23,7 @@ from shortlink.web.asgi import create_app
 from shortlink.webhooks import endpoints as webhook_endpoints
 from shortlink.webhooks import outbox
 from shortlink.webhooks.events import CreateWebhook
-from shortlink.webhooks.send import Outcome
+from shortlink.webhooks.send import DeliveryResult
 from tests.conftest import bearer, run_cli, storage_settings
 from tests.support.helpers import store_link
 
@@ -105,7 +105,7 @@ def hooked(conn, account_id: int) -> None:
     now_ms = outbox.millis(now)
     outbox.dispatch(conn, now_ms, lambda _account: "https://sho.rt")
     for due in outbox.claim(conn, now_ms, 60_000, 10, 2):
-        outbox.settle(conn, due, Outcome(True, 200, 12, "thanks"), now_ms)
+        outbox.settle(conn, due, DeliveryResult(True, 200, 12, "thanks"), now_ms)
 
 
 def this_hour() -> datetime:
