@@ -38,7 +38,7 @@ from shortlink.imports import PARSERS, POLICIES, Policy, worker
 from shortlink.imports.generic import COLUMNS, join_tags
 from shortlink.imports.history import HistoryLabels
 from shortlink.imports.plan import Planned, RowOutcome, daily_limit_reached, new_link, plan
-from shortlink.imports.rows import BadRow, ImportedVisit, ImportRow
+from shortlink.imports.rows import BadRow, ImportedClick, ImportRow
 from shortlink.links import service
 from shortlink.links import tags as tagging
 from shortlink.links.public import blocked_hosts
@@ -169,8 +169,8 @@ class _HistoryWriter:
         self.position = 0
         self._staging: asyncio.Future[None] | None = None
 
-    def add(self, link_id: int, account_id: int, visit: ImportedVisit) -> None:
-        self.batch.append(self.labels.stored(link_id, account_id, visit))
+    def add(self, link_id: int, account_id: int, click: ImportedClick) -> None:
+        self.batch.append(self.labels.stored(link_id, account_id, click))
 
     @property
     def full(self) -> bool:
@@ -301,11 +301,11 @@ async def import_rows(
                 assert item.row is not None, "only rows are created"
                 if item.row.code is not None:
                     created[item.row.code] = (link_id, item.outcome)
-                for visit in item.row.visits:
-                    writer.add(link_id, account_id, visit)
+                for click in item.row.clicks:
+                    writer.add(link_id, account_id, click)
                     if writer.full:
                         await writer.send()
-                item.row.visits = []  # recorded: not held for the rest of the import
+                item.row.clicks = []  # recorded: not held for the rest of the import
             for item in chunk:
                 if item.outcome.action == "create" and item.outcome.code:
                     changed(item.outcome.code)
@@ -316,7 +316,7 @@ async def import_rows(
     elif history is not None and not stopped:  # a dry run counts the history each row would bring
         wanted = {item.row.code: item.outcome for item in planned if item.outcome.action == "create" and item.row}
         left_out = _left_out(planned)
-        for code, _visit in history():
+        for code, _click in history():
             if code in wanted:
                 wanted[code].visits += 1
             elif code in left_out:
@@ -326,7 +326,7 @@ async def import_rows(
     return report
 
 
-History = Callable[[], Iterable[tuple[str, ImportedVisit]]]
+History = Callable[[], Iterable[tuple[str, ImportedClick]]]
 
 
 def _left_out(planned: list[Planned]) -> dict[str, RowOutcome]:
@@ -343,7 +343,7 @@ async def _record_history(
     stop: StopRequest | None,
 ) -> None:
     """The clicks of the links created now, in batches of CLICK_BATCH."""
-    for code, visit in history():
+    for code, click in history():
         found = created.get(code)
         if found is None:
             # A link not created now (skipped, refused, or already here) keeps its history.
@@ -352,7 +352,7 @@ async def _record_history(
             continue
         link_id, outcome = found
         outcome.visits += 1
-        writer.add(link_id, account_id, visit)
+        writer.add(link_id, account_id, click)
         if writer.full:
             await writer.send()
             if stop is not None and stop.requested:

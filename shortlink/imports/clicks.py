@@ -2,7 +2,7 @@
 the raw clicks this service exports (`shortlink export --clicks`, shortlink.analytics.rawclicks),
 read back as history for the links of a generic import (`shortlink import csv FILE --clicks CLICKS`).
 
-Each JSON line becomes an ImportedVisit of its `code`: the time to the millisecond, the user
+Each JSON line becomes an ImportedClick of its `code`: the time to the millisecond, the user
 agent (device, browser and system are worked out from it again, as for a visit), the referring
 host, the campaign, the country, our own bot verdict as it was, and the day's `visitor`
 number standing in for the address, so that unique visitors count the same again.
@@ -16,7 +16,7 @@ from datetime import datetime
 import msgspec
 
 from shortlink.imports import yourls
-from shortlink.imports.rows import BadRow, FileError, ImportedVisit, ImportRow, decode
+from shortlink.imports.rows import BadRow, FileError, ImportedClick, ImportRow, decode
 
 
 class _Line(msgspec.Struct):
@@ -33,7 +33,7 @@ class _Line(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Line)
 
 
-def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
+def parse(data: bytes) -> dict[str, list[ImportedClick]]:
     """code -> its clicks, oldest first: our JSON lines, or a CSV of YOURLS' `yourls_log`
     (whose `shorturl` is the code), the history a CSV of `yourls_url` does not carry."""
     text = decode(data)
@@ -41,7 +41,7 @@ def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
         if not text.strip():
             raise FileError("the file is empty")
         return yourls.log_csv(text)
-    found: dict[str, list[ImportedVisit]] = defaultdict(list)
+    found: dict[str, list[ImportedClick]] = defaultdict(list)
     for number, content in enumerate(text.splitlines(), start=1):
         if not content.strip():
             continue
@@ -53,7 +53,7 @@ def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
         except RecursionError:
             raise FileError(f"line {number}: not a click of `shortlink export --clicks`: nested too deep") from None
         found[line.code].append(
-            ImportedVisit(
+            ImportedClick(
                 ts_ms=ts_ms,
                 user_agent=line.user_agent,
                 # The host as a URL again: the recorder keeps the host of a Referer.
@@ -65,14 +65,14 @@ def parse(data: bytes) -> dict[str, list[ImportedVisit]]:
                 bot_final=True,
             )
         )
-    for visits in found.values():
-        visits.sort(key=lambda visit: visit.ts_ms)
+    for history in found.values():
+        history.sort(key=lambda click: click.ts_ms)
     return found
 
 
-def attach(rows: list[ImportRow | BadRow], clicks: dict[str, list[ImportedVisit]]) -> list[ImportRow | BadRow]:
+def attach(rows: list[ImportRow | BadRow], clicks: dict[str, list[ImportedClick]]) -> list[ImportRow | BadRow]:
     """The rows with the clicks of their code as history."""
     for row in rows:
         if isinstance(row, ImportRow) and row.code in clicks:
-            row.visits = clicks[row.code]
+            row.clicks = clicks[row.code]
     return rows

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from shortlink.imports.rows import ImportedVisit
+from shortlink.imports.rows import ImportedClick
 from shortlink.storage.clicks import StoredClick
 from shortlink.visits import enrich
 from shortlink.visits.classify import classify
@@ -36,26 +36,26 @@ class HistoryLabels:
         self._countries: dict[str, str] = {}
         self._days: dict[int, tuple[str, bytes]] = {}  # day number -> (YYYY-MM-DD, its visitor key)
 
-    def stored(self, link_id: int, account_id: int, visit: ImportedVisit) -> StoredClick:
-        user_agent = visit.user_agent[:USER_AGENT_LENGTH]
+    def stored(self, link_id: int, account_id: int, click: ImportedClick) -> StoredClick:
+        user_agent = click.user_agent[:USER_AGENT_LENGTH]
         device, browser, os_family, agent_is_bot = self._agent(user_agent)
         # The source's verdict, and ours where the agent is known; this service's own export
         # carries our verdict as it was (bot_final).
-        is_bot = visit.is_bot if visit.bot_final else visit.is_bot or agent_is_bot
-        day, key = self._day(visit.ts_ms)
+        is_bot = click.is_bot if click.bot_final else click.is_bot or agent_is_bot
+        day, key = self._day(click.ts_ms)
         return StoredClick(
             link_id,
             account_id,
-            visit.ts_ms,
+            click.ts_ms,
             day,
             device,
             browser,
             os_family,
-            self._country(visit.ip, visit.country),
-            self._referrer(visit.referrer),
-            enrich.campaign_label(visit.campaign),
+            self._country(click.ip, click.country),
+            self._referrer(click.referrer),
+            enrich.campaign_label(click.campaign),
             user_agent,
-            enrich.visitor_hash(key, visit.ip, user_agent),
+            enrich.visitor_hash(key, click.ip, user_agent),
             int(is_bot),
         )
 

@@ -79,7 +79,7 @@ def plan(
             if item.outcome.action == "create":
                 if room <= 0 and item.row is not None:
                     item.outcome.action, item.outcome.reason = "error", daily_limit_reached(daily_limit)
-                    item.outcome.visits, item.outcome.clicks_left_out = 0, len(item.row.visits)
+                    item.outcome.visits, item.outcome.clicks_left_out = 0, len(item.row.clicks)
                     item.row = None
                 room -= 1
     return planned
@@ -103,7 +103,7 @@ def _plan_row(
     planned = _plan_link(conn, row, policy, is_ours, known, blocked)
     planned.outcome.row, planned.file_code = row.row, row.code
     if planned.outcome.action != "create":  # its history stays behind: the report says so
-        planned.outcome.clicks_left_out = len(row.visits)
+        planned.outcome.clicks_left_out = len(row.clicks)
     return planned
 
 
@@ -139,7 +139,7 @@ def _plan_link(
         known.planned[(row.url, row.created_at)] = row.line
         known.planned.setdefault((row.url, None), row.line)
     note = "; ".join([*([note] if note else []), *changes]) or None
-    return Planned(RowOutcome(row.line, "create", code, row.url, note, len(row.visits)), row, tags)
+    return Planned(RowOutcome(row.line, "create", code, row.url, note, len(row.clicks)), row, tags)
 
 
 class _Existing(msgspec.Struct, frozen=True):

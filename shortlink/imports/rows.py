@@ -19,7 +19,7 @@ from shortlink.links.schema import Source
 from shortlink.times import to_iso
 
 
-class ImportedVisit(msgspec.Struct, frozen=True):
+class ImportedClick(msgspec.Struct, frozen=True):
     """A click the source recorded. `country` is ISO alpha-2 when the source knew it."""
 
     ts_ms: int
@@ -62,7 +62,7 @@ class ImportRow(msgspec.Struct, kw_only=True):
     is_active: bool = True
     password_hash: str | None = None  # only from this service's own export
     source: Source | None = None  # where the link was first made, from this service's own export
-    visits: list[ImportedVisit] = []
+    clicks: list[ImportedClick] = []  # the source's history of the link, oldest first
     app: ImportedApp | None = None  # the app the link opened at the source (FDL)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from shortlink.imports.rows import (
     BadRow,
     FileError,
-    ImportedVisit,
+    ImportedClick,
     ImportRow,
     csv_records,
     decode,
@@ -66,13 +66,13 @@ def _row(number: int, item: Any, visits: dict[str, Any]) -> ImportRow | BadRow:
             expires_at=iso_time("validUntil", until) if until else None,
             ios_url=json_text(devices, "ios"),
             android_url=json_text(devices, "android"),
-            visits=_visits(visits.get(code) if code else None),
+            clicks=_visits(visits.get(code) if code else None),
         )
     except ValueError as exc:
         return BadRow(number, str(exc))
 
 
-def _visits(found: Any) -> list[ImportedVisit]:
+def _visits(found: Any) -> list[ImportedClick]:
     if isinstance(found, dict):  # the whole response body of the visits endpoint
         inner = found.get("visits")
         found = inner.get("data") if isinstance(inner, dict) else None
@@ -89,7 +89,7 @@ def _visits(found: Any) -> list[ImportedVisit]:
             raise ValueError(f"visit {number} has no date")
         location = json_object(visit, "visitLocation")
         result.append(
-            ImportedVisit(
+            ImportedClick(
                 ts_ms=epoch_ms("date", date),
                 user_agent=json_text(visit, "userAgent") or "",
                 referrer=json_text(visit, "referer") or "",
@@ -97,7 +97,7 @@ def _visits(found: Any) -> list[ImportedVisit]:
                 is_bot=bool(visit.get("potentialBot")),
             )
         )
-    return sorted(result, key=lambda visit: visit.ts_ms)  # Shlink lists the newest first
+    return sorted(result, key=lambda click: click.ts_ms)  # Shlink lists the newest first
 
 
 # The web client's "Export" of the short-URL list (shlink-web-component,

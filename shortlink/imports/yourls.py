@@ -22,7 +22,7 @@ from pathlib import Path
 from shortlink.imports.rows import (
     BadRow,
     FileError,
-    ImportedVisit,
+    ImportedClick,
     ImportRow,
     csv_records,
     decode,
@@ -54,17 +54,17 @@ def parse(data: bytes) -> list[ImportRow | BadRow]:
     urls = list(_rows_of(statements, "url", URL_COLUMNS))
     if not urls:
         raise FileError("no INSERT INTO yourls_url ... VALUES in the dump")
-    clicks: dict[str, list[ImportedVisit]] = defaultdict(list)
+    clicks: dict[str, list[ImportedClick]] = defaultdict(list)
     for _line, _number, log in _rows_of(statements, "log", LOG_COLUMNS):
         try:
-            clicks[log["shorturl"]].append(_visit(log))
+            clicks[log["shorturl"]].append(_click(log))
         except (KeyError, ValueError):
             continue  # a click without a readable time cannot be placed on a day
     return [_row(line, record, clicks, number) for line, number, record in urls]
 
 
 def _row(
-    line: int, record: dict[str, str], clicks: dict[str, list[ImportedVisit]], number: int = 0
+    line: int, record: dict[str, str], clicks: dict[str, list[ImportedClick]], number: int = 0
 ) -> ImportRow | BadRow:
     url = first_of(record, "url")
     if url is None:
@@ -79,15 +79,15 @@ def _row(
             code=keyword,
             title=first_of(record, "title"),
             created_at=iso_time("timestamp", stamp) if stamp else None,
-            visits=sorted(clicks.get(keyword or "", []), key=lambda visit: visit.ts_ms),
+            clicks=sorted(clicks.get(keyword or "", []), key=lambda click: click.ts_ms),
         )
     except ValueError as exc:
         return BadRow(line, str(exc), number)
 
 
-def _visit(log: dict[str, str]) -> ImportedVisit:
+def _click(log: dict[str, str]) -> ImportedClick:
     referrer = log.get("referrer") or ""
-    return ImportedVisit(
+    return ImportedClick(
         ts_ms=epoch_ms("click_time", log["click_time"]),
         user_agent=log.get("user_agent") or "",
         referrer="" if referrer == "direct" else referrer,
@@ -96,7 +96,7 @@ def _visit(log: dict[str, str]) -> ImportedVisit:
     )
 
 
-def log_csv(text: str) -> dict[str, list[ImportedVisit]]:
+def log_csv(text: str) -> dict[str, list[ImportedClick]]:
     """A CSV of `yourls_log` (phpMyAdmin's export, with or without its header line; or MySQL's
     `SELECT ... INTO OUTFILE`, tab-separated without one, NULL as \\N): keyword -> its clicks,
     oldest first. A click without a readable time is left out, as in a dump."""
@@ -104,15 +104,15 @@ def log_csv(text: str) -> dict[str, list[ImportedVisit]]:
     if "click_time" not in header_line:
         text = ",".join(LOG_COLUMNS) + "\n" + text if "\t" not in header_line else "\t".join(LOG_COLUMNS) + "\n" + text
     _header, records = csv_records(text)
-    clicks: dict[str, list[ImportedVisit]] = defaultdict(list)
+    clicks: dict[str, list[ImportedClick]] = defaultdict(list)
     for _line, record in records:
         record = {name: "" if value == "\\N" else value for name, value in record.items()}
         try:
-            clicks[record["shorturl"]].append(_visit(record))
+            clicks[record["shorturl"]].append(_click(record))
         except (KeyError, ValueError):
             continue
-    for visits in clicks.values():
-        visits.sort(key=lambda visit: visit.ts_ms)
+    for history in clicks.values():
+        history.sort(key=lambda click: click.ts_ms)
     return clicks
 
 
@@ -266,17 +266,17 @@ def _rows_of(
                 yield at_line, number, dict(zip(columns, values, strict=False))
 
 
-def stream(path: Path) -> tuple[list[ImportRow | BadRow], Callable[[], Iterator[tuple[str, ImportedVisit]]]]:
+def stream(path: Path) -> tuple[list[ImportRow | BadRow], Callable[[], Iterator[tuple[str, ImportedClick]]]]:
     """A dump's links (without history), and a way to read its click log afterwards, a
     statement at a time: (keyword, click), in file order."""
     rows = [_row(line, record, {}, number) for line, number, record in _rows_of(_statements(path), "url", URL_COLUMNS)]
     if not rows:
         raise FileError("no INSERT INTO yourls_url ... VALUES in the dump")
 
-    def history() -> Iterator[tuple[str, ImportedVisit]]:
+    def history() -> Iterator[tuple[str, ImportedClick]]:
         for _line, _number, log in _rows_of(_statements(path), "log", LOG_COLUMNS):
             try:
-                yield log["shorturl"], _visit(log)
+                yield log["shorturl"], _click(log)
             except (KeyError, ValueError):
                 continue  # a click without a readable time cannot be placed on a day
 

@@ -196,7 +196,7 @@ def analytics(client, key: str, link_id: str, start: str, end: str) -> dict:
 def test_shlink_visits_answer_in_analytics_as_if_they_had_happened_here(storage, taken, client, conn):
     docs_row = shlink.parse((FIXTURES / "shlink.json").read_bytes())[0]
     assert isinstance(docs_row, ImportRow) and docs_row.tags == ["docs", "évènement"]
-    assert [visit.ts_ms for visit in docs_row.visits] == sorted(visit.ts_ms for visit in docs_row.visits)
+    assert [click.ts_ms for click in docs_row.clicks] == sorted(click.ts_ms for click in docs_row.clicks)
     code, report = import_json(storage, "shlink", FIXTURES / "shlink.json")
     assert code == 1 and actions(report) == {1: ("create", "docs-2024"), 2: ("skip", "taken"), 3: ("error", "bad-url")}
     assert report["visits"] == 4

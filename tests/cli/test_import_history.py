@@ -17,7 +17,7 @@ from shortlink.application import imports as app_imports
 from shortlink.application.imports import run_import
 from shortlink.imports import yourls
 from shortlink.imports.history import HistoryLabels
-from shortlink.imports.rows import ImportedVisit, ImportRow
+from shortlink.imports.rows import ImportedClick, ImportRow
 from shortlink.links import service
 from shortlink.links.schema import CreateLink
 from shortlink.storage import clicks as click_store
@@ -157,7 +157,7 @@ def test_the_dump_reader_reads_rows_of_every_shape():
     )
     rows = yourls.parse(dump)
     assert [(row.code, row.title) for row in rows if isinstance(row, ImportRow)] == [("a1", "A 'title'"), ("b2", None)]
-    [first], [second] = (row.visits for row in rows if isinstance(row, ImportRow))
+    [first], [second] = (row.clicks for row in rows if isinstance(row, ImportRow))
     assert (first.referrer, first.user_agent, first.ip, first.country) == ("it's 'here'", "a\\b\n", "", "FR")
     assert (second.referrer, second.user_agent, second.ip, second.country) == ("", "x,y(z)", "::1", "")
     assert second.ts_ms - first.ts_ms == 1000
@@ -189,7 +189,7 @@ def test_staged_clicks_of_a_link_deleted_meanwhile_are_left_out(db_path):
     ids = [link_store.link_by_code(conn, link.short_code)["id"] for link in (kept, deleted)]
     labels = HistoryLabels(open_table())
     visits = [
-        ImportedVisit(ts_ms=1_709_251_200_000 + n * 60_000, user_agent=AGENTS[n // 2 % 2], ip="198.51.100.7")
+        ImportedClick(ts_ms=1_709_251_200_000 + n * 60_000, user_agent=AGENTS[n // 2 % 2], ip="198.51.100.7")
         for n in range(6)
     ]
     batch = [labels.stored(ids[n % 2], account_id, visit) for n, visit in enumerate(visits)]
