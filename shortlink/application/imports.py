@@ -169,8 +169,8 @@ class _HistoryWriter:
         self.position = 0
         self._staging: asyncio.Future[None] | None = None
 
-    def add(self, link_id: int, account_id: int, click: ImportedClick) -> None:
-        self.batch.append(self.labels.stored(link_id, account_id, click))
+    def add(self, account_id: int, link_id: int, click: ImportedClick) -> None:
+        self.batch.append(self.labels.stored(account_id, link_id, click))
 
     @property
     def full(self) -> bool:
@@ -302,7 +302,7 @@ async def import_rows(
                 if item.row.code is not None:
                     created[item.row.code] = (link_id, item.outcome)
                 for click in item.row.clicks:
-                    writer.add(link_id, account_id, click)
+                    writer.add(account_id, link_id, click)
                     if writer.full:
                         await writer.send()
                 item.row.clicks = []  # recorded: not held for the rest of the import
@@ -352,7 +352,7 @@ async def _record_history(
             continue
         link_id, outcome = found
         outcome.visits += 1
-        writer.add(link_id, account_id, click)
+        writer.add(account_id, link_id, click)
         if writer.full:
             await writer.send()
             if stop is not None and stop.requested:

@@ -45,7 +45,7 @@ def set_link_rules(
         document, LinkContext(row["short_code"], is_ours, blocked, lambda code: destinations(conn, code))
     )
     encoded = None if is_empty(checked) else msgspec.json.encode(checked).decode()
-    store.replace_document(conn, row["id"], account_id, encoded, to_iso(utcnow()))
+    store.replace_document(conn, account_id, row["id"], encoded, to_iso(utcnow()))
     return checked, row["short_code"]
 
 

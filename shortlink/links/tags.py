@@ -109,7 +109,7 @@ def store_tags(conn: Connection, account_id: int, row_id: int, tags: list[TagInp
     the account's for that name, else the default."""
     known = store.colours_of(conn, account_id, [tag.name for tag in tags if tag.colour is None])
     pairs = [(tag.name, tag.colour or known.get(tag.name, DEFAULT_COLOUR)) for tag in tags]
-    store.replace_link_tags(conn, row_id, account_id, pairs)
+    store.replace_link_tags(conn, account_id, row_id, pairs)
 
 
 def add_link_tags(conn: Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:

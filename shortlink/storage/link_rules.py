@@ -10,7 +10,7 @@ def document_of(conn: Connection, link_id: int) -> str | None:
     return None if row is None else row[0]
 
 
-def replace_document(conn: Connection, link_id: int, account_id: int, document: str | None, now: str) -> None:
+def replace_document(conn: Connection, account_id: int, link_id: int, document: str | None, now: str) -> None:
     """The link's document from now on; None removes it (and its count of capped clicks).
     A changed document keeps the human clicks already counted against maxClicks."""
     with transaction(conn):

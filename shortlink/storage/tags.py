@@ -37,7 +37,7 @@ def colours_of(conn: Connection, account_id: int, names: Sequence[str]) -> dict[
     return dict(rows)
 
 
-def replace_link_tags(conn: Connection, link_id: int, account_id: int, tags: Sequence[tuple[str, str]]) -> None:
+def replace_link_tags(conn: Connection, account_id: int, link_id: int, tags: Sequence[tuple[str, str]]) -> None:
     """The link carries exactly `tags` (name, colour) from now on; a name's colour changes
     on every link of the account, so that one name has one colour."""
     with transaction(conn):

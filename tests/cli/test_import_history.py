@@ -188,11 +188,11 @@ def test_staged_clicks_of_a_link_deleted_meanwhile_are_left_out(db_path):
     )
     ids = [link_store.link_by_code(conn, link.short_code)["id"] for link in (kept, deleted)]
     labels = HistoryLabels(open_table())
-    visits = [
+    clicks = [
         ImportedClick(ts_ms=1_709_251_200_000 + n * 60_000, user_agent=AGENTS[n // 2 % 2], ip="198.51.100.7")
         for n in range(6)
     ]
-    batch = [labels.stored(ids[n % 2], account_id, visit) for n, visit in enumerate(visits)]
+    batch = [labels.stored(account_id, ids[n % 2], click) for n, click in enumerate(clicks)]
     assert click_store.stage_imported_clicks(conn, batch, 0) == 0
     service.delete_link(conn, account_id, deleted.id)
     assert click_store.write_staged_clicks(conn) == 3

@@ -68,9 +68,9 @@ def installation(tmp_path_factory):
         page = bio.save_page(conn, account_id, fields, "2026-01-01T00:00:00.000Z")
         first_link = conn.execute("SELECT id FROM links ORDER BY id LIMIT 1").fetchone()[0]
         bio.add_button(conn, page["id"], first_link, None)
-        replace_link_tags(conn, first_link, account_id, [("spring", "#ff8800")])
+        replace_link_tags(conn, account_id, first_link, [("spring", "#ff8800")])
         rules = '{"rules":[{"conditions":[{"type":"os","values":["ios"]}],"url":"https://example.com/ios"}]}'
-        replace_document(conn, first_link, account_id, rules, "2026-01-01T00:00:00.000Z")
+        replace_document(conn, account_id, first_link, rules, "2026-01-01T00:00:00.000Z")
         conn.execute("INSERT INTO link_rule_days VALUES (?, ?, 0, -1, 3)", (first_link, TODAY.isoformat()))
         conn.execute("INSERT INTO link_rule_visitors VALUES (?, ?, 0, -1, 42)", (first_link, TODAY.isoformat()))
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
