@@ -1,7 +1,8 @@
-"""Bio pages and the public shortening form: Jinja templates with autoescape.
+"""The Jinja environment of every page a signed-out person sees (autoescape), and the bio pages'
+and the public shortening form's style and script.
 
-The one style sheet and the one script are constants inserted whole, so the
-Content-Security-Policy allows exactly them by hash, as the visitor pages do, and nothing else.
+A page's style sheet and script are constants inserted whole, so the Content-Security-Policy
+allows exactly them by hash, and nothing else. The visitor pages' are in `visitor.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from shortlink.pages.csp import csp_hash, policy
-from shortlink.pages.visitor import SERVICE_NAME
+
+SERVICE_NAME = "shortlink"
 
 # Light and dark: system colours, with the accent lightened on dark backgrounds so that
 # text keeps a 4.5:1 contrast in both.
@@ -60,14 +62,18 @@ CONTENT_SECURITY_POLICY = policy(style=csp_hash(STYLE), script=csp_hash(SCRIPT),
 # A bio page has the style sheet and links, no script and no image.
 BIO_CONTENT_SECURITY_POLICY = policy(style=csp_hash(STYLE))
 
-_environment = Environment(
+# The templates ship with the package and never change while it runs: each is read once,
+# without a look at its file on every render.
+environment = Environment(
     loader=PackageLoader("shortlink.pages", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
+    auto_reload=False,
 )
-_constants = {"style": Markup(STYLE), "script": Markup(SCRIPT), "service": SERVICE_NAME}
+environment.globals["service"] = SERVICE_NAME
+_constants = {"style": Markup(STYLE), "script": Markup(SCRIPT)}
 
 
 def render(template: str, **context: Any) -> str:
-    return _environment.get_template(template).render(**_constants, **context)
+    return environment.get_template(template).render(**_constants, **context)

@@ -1,22 +1,24 @@
-"""The small HTML pages of the visitor path: one layout, no external assets.
+"""The small HTML pages of the visitor path, from the Jinja templates `templates/visitor_*.html`
+(autoescaped, as every page of `templated.py`): one layout, no external assets.
 
-Everything taken from a link or a request is escaped with html.escape; URLs
-given to the one script are JSON in a data block, with <, > and & escaped so
-nothing can close the element. The style and the script are constants, so the
-Content-Security-Policy allows exactly them by hash and nothing else.
+URLs given to the one script are JSON in a data block, with <, > and & escaped so nothing can
+close the element. The style and the scripts are constants, so the Content-Security-Policy
+allows exactly them by hash and nothing else. Each template is compiled once, at import; a
+redirect renders none.
 """
 
 from __future__ import annotations
 
 import json
-from html import escape
 from importlib.resources import files
-from typing import Protocol
+from typing import Any, Protocol
+
+from markupsafe import Markup
 
 from shortlink.pages.csp import csp_hash, policy
 from shortlink.pages.destination import display_host
+from shortlink.pages.templated import environment
 
-SERVICE_NAME = "shortlink"
 FALLBACK_DELAY_MS = 2500  # iOS: after trying the app's scheme on load
 IN_APP_FALLBACK_DELAY_MS = 1500  # Android in-app browsers: after a tap on "Open in app"
 
@@ -107,50 +109,27 @@ def script_json(data: dict) -> str:
     return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _button(href: str, label: str, primary: bool = False, element_id: str = "") -> str:
-    css_class = "button primary" if primary else "button"
-    id_attribute = f' id="{element_id}"' if element_id else ""
-    return f'<a class="{css_class}"{id_attribute} href="{escape(href)}">{escape(label)}</a>'
+_constants = {"style": Markup(STYLE), "script": Markup(SCRIPT), "copy_script": Markup(COPY_SCRIPT)}
+_templates = {
+    name: environment.get_template(f"visitor_{name}.html")
+    for name in ("message", "password", "ios", "store", "in_app", "own_app")
+}
 
 
-def _script(plan: Plan, delay: int) -> str:
-    """The data block and the script, when the plan has anything for the script to do."""
+def _page(template: str, heading: str, **context: Any) -> str:
+    """A complete page: the template escapes `heading` and every value of `context` but Markup."""
+    return _templates[template].render(heading=heading, **_constants, **context)
+
+
+def _visit(plan: Plan, delay: int) -> Markup | None:
+    """The script's data, when the plan has anything for the script to do."""
     if plan.auto_url is None and plan.fallback is None:
-        return ""
-    data = script_json({"auto": plan.auto_url, "fallback": plan.fallback, "delay": delay})
-    return f'<script id="visit" type="application/json">{data}</script><script>{SCRIPT}</script>'
-
-
-def _where(url: str, title: str | None = None) -> str:
-    """Where the link leads: the registrable host in bold, the punycode form when it reads
-    differently, a warning for plain http, and the link's title when given."""
-    host = display_host(url)
-    if host is None:
-        return ""
-    named = f'<p class="note">{escape(title)}</p>' if title else ""
-    spelled = f'<p class="note">Spelled <code>{escape(host.ascii)}</code></p>' if host.differs else ""
-    plain = "" if host.secure else '<p class="note">Not encrypted (http)</p>'
-    return (
-        f'<div class="where"><p>This link leads to</p>{named}'
-        f'<p class="host">{escape(host.subdomains)}<strong>{escape(host.registrable)}</strong>{escape(host.port)}</p>'
-        f"{spelled}{plain}</div>"
-    )
-
-
-def _layout(heading: str, body: str, extra_head: str = "") -> str:
-    """A complete page; `body` is already-escaped HTML, `heading` plain text."""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        '<meta name="robots" content="noindex">'
-        f"<title>{escape(heading)} · {SERVICE_NAME}</title><style>{STYLE}</style>{extra_head}"
-        f"</head><body><main><h1>{escape(heading)}</h1>{body}"
-        f"<footer>{SERVICE_NAME}</footer></main></body></html>"
-    )
+        return None
+    return Markup(script_json({"auto": plan.auto_url, "fallback": plan.fallback, "delay": delay}))
 
 
 def _message(heading: str, text: str) -> str:
-    return _layout(heading, f"<p>{escape(text)}</p>")
+    return _page("message", heading, text=text)
 
 
 def not_found_page() -> str:
@@ -176,16 +155,7 @@ def capped_page() -> str:
 
 
 def password_page(destination: str, title: str | None, error: str | None = None) -> str:
-    # No action attribute: the form posts to this very URL, query (utm_*) included.
-    notice = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
-    form = (
-        '<form method="post">'
-        '<p><label for="password">This link is protected. Enter its password to continue.</label></p>'
-        '<p><input id="password" name="password" type="password" autocomplete="current-password" '
-        "required autofocus></p>"
-        '<button class="button primary" type="submit">Continue</button></form>'
-    )
-    return _layout("Password required", _where(destination, title) + notice + form)
+    return _page("password", "Password required", host=display_host(destination), title=title, error=error)
 
 
 def too_many_attempts_page(retry_after: int) -> str:
@@ -194,52 +164,19 @@ def too_many_attempts_page(retry_after: int) -> str:
 
 
 def ios_page(plan: Plan, title: str | None, destination: str) -> str:
-    body = (
-        _where(destination)
-        + "<p>Opening the app… If nothing happens, continue to the website.</p>"
-        + _button(plan.app_url or plan.location, "Open in app", primary=True, element_id="app")
-        + _button(plan.location, "Continue to website")
-        + _script(plan, FALLBACK_DELAY_MS)
-    )
-    return _layout(title or "Opening the app", body)
+    visit = _visit(plan, FALLBACK_DELAY_MS)
+    return _page("ios", title or "Opening the app", plan=plan, host=display_host(destination), visit=visit)
 
 
 def store_page(plan: Plan, title: str | None, destination: str) -> str:
-    body = (
-        _where(destination)
-        + "<p>If the App Store does not open by itself, use the button.</p>"
-        + _button(plan.app_url or plan.location, "Open in the App Store", primary=True)
-    )
-    if plan.location != plan.app_url:
-        body += _button(plan.location, "Continue to website")
-    return _layout(title or "Opening the App Store", body + _script(plan, FALLBACK_DELAY_MS))
+    visit = _visit(plan, FALLBACK_DELAY_MS)
+    return _page("store", title or "Opening the App Store", plan=plan, host=display_host(destination), visit=visit)
 
 
 def in_app_page(plan: Plan, title: str | None, destination: str) -> str:
-    """The in-app browser's page: its app, the way out to the browser, or here. It names only
-    what it offers: on iOS over plain http nothing opens the browser, so the link is there to copy."""
-    if not plan.app_url:
-        text = "Open this link in your browser, or continue here."
-    elif plan.escape_url:
-        text = "Open this link in its app or in your browser, or continue here."
-    elif plan.copy_url:
-        text = "Open this link in its app, or continue here. To open it in your browser, copy the link below."
-    else:
-        text = "Open this link in its app, or continue here."
-    buttons = _button(plan.app_url, "Open in app", primary=True, element_id="app") if plan.app_url else ""
-    if plan.escape_url:
-        buttons += _button(plan.escape_url, "Open in browser", primary=not plan.app_url)
-    buttons += _button(plan.location, "Continue")
-    copy = ""
-    if plan.copy_url:
-        copy = (
-            '<p class="note">Link to paste in your browser:</p>'
-            f'<p><code id="short-url">{escape(plan.copy_url)}</code></p>'
-            '<button class="button" id="copy" type="button" hidden>Copy link</button>'
-            f'<p class="note" id="copy-status" role="status"></p><script>{COPY_SCRIPT}</script>'
-        )
-    body = f"{_where(destination)}<p>{text}</p>{buttons}{copy}"
-    return _layout(title or "Open link", body + _script(plan, IN_APP_FALLBACK_DELAY_MS))
+    """The in-app browser's page: its app, the way out to the browser, or here."""
+    visit = _visit(plan, IN_APP_FALLBACK_DELAY_MS)
+    return _page("in_app", title or "Open link", plan=plan, host=display_host(destination), visit=visit)
 
 
 def own_app_page(
@@ -251,22 +188,15 @@ def own_app_page(
     code: str | None,
 ) -> str:
     """A link into the account's own app: "Open in app" when the app may be opened
-    from here, "Get the app" (the store), and the website. `code`: the
-    deferred-deep-link code shown for the visitor to copy (iOS: the app asks for it on its
-    first launch; nothing is read from the device)."""
+    from here, "Get the app" (the store), and the website."""
     name = app_name or "the app"
-    buttons = ""
-    if open_url:
-        buttons += _button(open_url, "Open in app", primary=True)
-    if store_url:
-        buttons += _button(store_url, "Get the app", primary=not open_url)
-    buttons += _button(destination, "Continue to website")
-    carry = ""
-    if code:
-        carry = (
-            f'<p class="note"><label for="code">To land on this page after installing, copy this code and paste it'
-            f" when {escape(name)} asks for it on its first start:</label></p>"
-            f'<p><input id="code" readonly value="{escape(code)}"></p>'
-        )
-    body = f"{_where(destination)}<p>This link opens in {escape(name)}.</p>{buttons}{carry}"
-    return _layout(title or f"Open in {name}", body)
+    return _page(
+        "own_app",
+        title or f"Open in {name}",
+        host=display_host(destination),
+        name=name,
+        destination=destination,
+        open_url=open_url,
+        store_url=store_url,
+        code=code,
+    )
