@@ -13,11 +13,11 @@ import logging
 from shortlink.application.hosts import Hosts
 from shortlink.client_address import client_bucket
 from shortlink.domains import service
-from shortlink.domains.lookup import LookupFailed, txt_values
+from shortlink.domains.check import check
 from shortlink.domains.schema import CreateDomain, Domain, UpdateDomain
 from shortlink.domains.validation import validate_name
 from shortlink.ratelimit import Limiter
-from shortlink.storage import Database, Row
+from shortlink.storage import Database
 from shortlink.storage import domains as store
 from shortlink.times import to_iso, utcnow
 
@@ -56,7 +56,7 @@ class Domains:
         """Check the record now (the account asked); the operator's domains have none to check."""
         row = await self.db.read(service.domain_row, account_id, domain_id)
         if row["token"] is not None:
-            await self._check(row)
+            await check(row, self.nameservers, self.db.write)
             await self._reload()
         return await self.get(account_id, domain_id)
 
@@ -67,18 +67,10 @@ class Domains:
             store.claim_due, to_iso(now), to_iso(now + service.UNVERIFIED_EVERY), CHECKS_PER_ROUND
         )
         for row in rows:
-            await self._check(row)
+            await check(row, self.nameservers, self.db.write)
         if rows:
             await self._reload()
         return len(rows)
-
-    async def _check(self, row: Row) -> None:
-        found, error = False, None
-        try:
-            found = service.holds_token(row, await txt_values(service.record_name(row["host"]), self.nameservers))
-        except LookupFailed as exc:
-            error = str(exc)
-        await self.db.write(service.record_outcome, row, found, error, utcnow())
 
     async def _reload(self) -> None:
         self.hosts.replace(await self.db.read(Hosts.read))

@@ -1,5 +1,5 @@
-"""`shortlink accounts`, `key`, `account`, `subscription` and `domain`: accounts and what is
-theirs (API keys, the dashboard password, the Pro subscription, custom domains)."""
+"""`shortlink accounts`, `key`, `account` and `subscription`: accounts and what is theirs (API
+keys, the dashboard password, the Pro subscription); their custom domains are `domains.py`'s."""
 
 from __future__ import annotations
 
@@ -43,11 +43,6 @@ def register(commands) -> None:
     state = set_sub.add_mutually_exclusive_group(required=True)
     state.add_argument("--active", dest="active", action="store_true")
     state.add_argument("--inactive", dest="active", action="store_false")
-
-    domain = command_group(commands, "domain", "custom domains")
-    add = command(domain, "add", run_domain_add, "connect a custom domain to an account")
-    add.add_argument("--email", required=True)
-    add.add_argument("host")
 
 
 def run_accounts_list(args: argparse.Namespace) -> Output:
@@ -112,8 +107,3 @@ def run_subscription_set(args: argparse.Namespace) -> Output:
     with_db(args, lambda conn: accounts.set_subscription(conn, args.email, args.active))
     state = "active" if args.active else "inactive"
     return {"email": args.email, "subscriptionActive": args.active}, f"subscription of {args.email}: {state}"
-
-
-def run_domain_add(args: argparse.Namespace) -> Output:
-    host = with_db(args, lambda conn: accounts.add_domain(conn, args.email, args.host))
-    return {"host": host, "email": args.email}, f"connected {host} to {args.email}"

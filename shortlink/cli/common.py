@@ -1,5 +1,5 @@
 """What every command shares: its `--db`/`--config`/`--json` options, its configuration and one
-connection, what it returns, and how a result or a failure is printed."""
+connection, what it returns, the yes a removal asks for, and how a result or a failure is printed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import msgspec
 from shortlink.application.hosts import Hosts
 from shortlink.config import Config, load_config
 from shortlink.controls import terminal_safe
+from shortlink.errors import ShortlinkError
 from shortlink.storage import Connection, connect
 from shortlink.visits.invalidation import changes_told
 
@@ -23,8 +24,8 @@ Output = tuple[Any, str]
 
 
 class Unhealthy(Exception):
-    """`doctor` found a problem, or `import` refused rows: the full report is printed all
-    the same, with exit code 1."""
+    """`doctor` found a problem, `import` refused rows, or `domain verify` found no record: the
+    full report is printed all the same, with exit code 1."""
 
     def __init__(self, value: Any, text: str):
         super().__init__(text)
@@ -102,6 +103,17 @@ def printable(text: str) -> str:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
+def confirmed(question: str, verb: str) -> bool:
+    """The person's yes to `question` on a terminal; off one, or at the end of input, a refusal
+    naming --yes."""
+    if not sys.stdin.isatty():
+        raise ShortlinkError(f"not on a terminal: add --yes to {verb} without being asked")
+    try:
+        return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        raise ShortlinkError(f"no answer (end of input): add --yes to {verb} without being asked") from None
 
 
 def fail(args: argparse.Namespace, code: str, message: str, exit_code: int) -> int:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import msgspec
 
 from shortlink.accounts import service as accounts
-from shortlink.cli.common import Output, command, command_group, config_of, hosts_of, with_db
+from shortlink.cli.common import Output, command, command_group, config_of, confirmed, hosts_of, with_db
 from shortlink.config import Config
-from shortlink.controls import terminal_safe
 from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.link_rules.describe import rule_lines
 from shortlink.link_rules.schema import RulesDocument
@@ -100,22 +98,13 @@ def run_show(args: argparse.Namespace) -> Output:
     return {**fields, "rules": msgspec.to_builtins(rules)}, "\n".join(lines)
 
 
-def _confirmed(question: str) -> bool:
-    if not sys.stdin.isatty():
-        raise ShortlinkError("not on a terminal: add --yes to delete without being asked")
-    try:
-        return input(f"{terminal_safe(question)} [y/N] ").strip().lower() in ("y", "yes")
-    except EOFError:
-        raise ShortlinkError("no answer (end of input): add --yes to delete without being asked") from None
-
-
 def run_delete(args: argparse.Namespace) -> Output:
     config = config_of(args)
 
     def delete(conn: Connection) -> Link:
         account_id, link = _owned_link(conn, config, args.link_id)
         question = f"Delete {link.short_url} -> {link.original_url} and its {link.click_count} clicks?"
-        if not args.yes and not _confirmed(question):
+        if not args.yes and not confirmed(question, "delete"):
             raise ShortlinkError("not deleted")
         # Through the outbox: the deletion's webhook event is written with it.
         outbox.delete_link(conn, account_id, args.link_id, base=link.short_url.rsplit("/l/", 1)[0], now=utcnow())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from shortlink.cli import accounts, apps, backup, demo, doctor, imports, links, mcp, migrate, serve, webhooks
+from shortlink.cli import accounts, apps, backup, demo, doctor, domains, imports, links, mcp, migrate, serve, webhooks
 from shortlink.cli.common import Parser
 
 DESCRIPTION = (
@@ -12,7 +12,7 @@ DESCRIPTION = (
 )
 COMPLETION_SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
 # In the order `shortlink --help` lists them.
-GROUPS = (serve, links, accounts, demo, mcp, migrate, imports, webhooks, backup, doctor, apps)
+GROUPS = (serve, links, accounts, domains, demo, mcp, migrate, imports, webhooks, backup, doctor, apps)
 
 
 def build_parser() -> argparse.ArgumentParser:

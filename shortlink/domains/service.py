@@ -19,6 +19,7 @@ import msgspec
 from shortlink.domains.schema import CreateDomain, Domain, UpdateDomain, Verification
 from shortlink.errors import ConflictError, NotFoundError
 from shortlink.ids import new_id
+from shortlink.links.platforms import host_name
 from shortlink.links.validation import validate_url
 from shortlink.storage import Connection, Row
 from shortlink.storage import domains as store
@@ -77,6 +78,15 @@ def domain_row(conn: Connection, account_id: int, domain_id: str) -> Row:
     row = store.one(conn, account_id, domain_id)
     if row is None:
         raise NotFoundError("Domain not found")
+    return row
+
+
+def named(conn: Connection, name: str) -> Row:
+    """The domain of any account whose host or id is `name` (the operator's commands), with its
+    `account_id`."""
+    row = store.find(conn, host_name(name), name.strip())
+    if row is None:
+        raise NotFoundError(f"no domain {name} (neither a connected host nor a domain id)")
     return row
 
 

@@ -47,6 +47,14 @@ def one(conn: Connection, account_id: int, public_id: str) -> Row | None:
     ).fetchone()
 
 
+def find(conn: Connection, host: str, public_id: str) -> Row | None:
+    """The domain whose host is `host` or whose id is `public_id`, of any account, with its
+    `account_id`: the operator's commands name a domain either way."""
+    return conn.execute(
+        f"SELECT account_id, {COLUMNS} FROM domains WHERE host = ? OR public_id = ?", (host, public_id)
+    ).fetchone()
+
+
 def delete(conn: Connection, account_id: int, public_id: str) -> bool:
     cursor = conn.execute("DELETE FROM domains WHERE account_id = ? AND public_id = ?", (account_id, public_id))
     return cursor.rowcount > 0
