@@ -444,16 +444,16 @@ def _clicks_of_top_links(conn: Connection, account_id: int, period: _Period) -> 
         return period.link_clicks
     exact: Counter = Counter()
     candidates = store.links_by_all_time_clicks(conn, account_id, TOP_LINK_PROBES + 1)
-    for position, (link_id, bound) in enumerate(candidates):
+    for position, (link_pk, bound) in enumerate(candidates):
         ranked = sorted(exact.values(), reverse=True)
         if len(ranked) >= TOP_URLS and bound < ranked[TOP_URLS - 1]:
             return exact
         if position == TOP_LINK_PROBES:
             break
-        exact[link_id] = (
-            (store.link_clicks_between(conn, link_id, *whole) if whole else 0)
-            + sum(store.link_raw_clicks(conn, link_id, *_moments(hours)) for hours in hour_spans)
-            + period.link_clicks[link_id]
+        exact[link_pk] = (
+            (store.link_clicks_between(conn, link_pk, *whole) if whole else 0)
+            + sum(store.link_raw_clicks(conn, link_pk, *_moments(hours)) for hours in hour_spans)
+            + period.link_clicks[link_pk]
         )
     else:
         return exact  # every link of the account was tried
@@ -475,17 +475,17 @@ def _top_urls(conn: Connection, link_clicks: Counter) -> list[TopUrl]:
         return []
     # Every link tied with the last place is a candidate: ties are broken by short code.
     threshold = ranked[min(TOP_URLS, len(ranked)) - 1]
-    links = store.links_by_id(conn, [link_id for link_id, clicks in link_clicks.items() if clicks >= threshold])
+    links = store.links_by_pk(conn, [link_pk for link_pk, clicks in link_clicks.items() if clicks >= threshold])
     urls = [
         TopUrl(
             id=row["public_id"],
             short_code=row["short_code"],
             original_url=row["original_url"],
             title=row["title"] or "",
-            clicks=link_clicks[link_id],
+            clicks=link_clicks[link_pk],
             created_at=row["created_at"],
         )
-        for link_id, row in links.items()
+        for link_pk, row in links.items()
     ]
     return sorted(urls, key=lambda url: (-url.clicks, url.short_code))[:TOP_URLS]
 

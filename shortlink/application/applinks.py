@@ -55,9 +55,9 @@ class Apps:
         self._outcomes: Counter[tuple[int, str, str]] = Counter()
         self._writer = EverySecondWriter(self.flush_outcomes, "app-link visit counts", log, OUTCOMES_FLUSH_SECONDS)
 
-    def count_outcome(self, link_id: int, outcome: str) -> None:
+    def count_outcome(self, link_pk: int, outcome: str) -> None:
         """One human visit of a link into an app, and what the visitor path decided for it."""
-        self._outcomes[(link_id, time.strftime("%Y-%m-%d", time.gmtime()), outcome)] += 1
+        self._outcomes[(link_pk, time.strftime("%Y-%m-%d", time.gmtime()), outcome)] += 1
 
     async def flush_outcomes(self) -> None:
         if not self._outcomes:

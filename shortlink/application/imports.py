@@ -145,7 +145,7 @@ def _apply_rows(
                     attach_imported_app(conn, account_id, stored["id"], row.app)
                 if changes:  # the event shows the link as imported
                     link = service.to_link(
-                        link_store.link_by_rowid(conn, stored["id"]) or stored, link.short_url.rsplit("/l/", 1)[0]
+                        link_store.link_by_pk(conn, stored["id"]) or stored, link.short_url.rsplit("/l/", 1)[0]
                     )
                 outbox.emit_link(conn, account_id, "link.created", link, now)
         except ShortlinkError as exc:  # e.g. the code was taken since the plan
@@ -169,8 +169,8 @@ class _HistoryWriter:
         self.position = 0
         self._staging: asyncio.Future[None] | None = None
 
-    def add(self, account_id: int, link_id: int, click: ImportedClick) -> None:
-        self.batch.append(self.labels.stored(account_id, link_id, click))
+    def add(self, account_id: int, link_pk: int, click: ImportedClick) -> None:
+        self.batch.append(self.labels.stored(account_id, link_pk, click))
 
     @property
     def full(self) -> bool:
@@ -297,12 +297,12 @@ async def import_rows(
                         item.outcome.action, item.outcome.reason, item.outcome.visits = "skip", "not reached", 0
                 break
             chunk = planned[start : start + CHUNK_ROWS]
-            for link_id, item in await db.write(apply_chunk, account_id, chunk, hosts, now, daily_limit):
+            for link_pk, item in await db.write(apply_chunk, account_id, chunk, hosts, now, daily_limit):
                 assert item.row is not None, "only rows are created"
                 if item.row.code is not None:
-                    created[item.row.code] = (link_id, item.outcome)
+                    created[item.row.code] = (link_pk, item.outcome)
                 for click in item.row.clicks:
-                    writer.add(account_id, link_id, click)
+                    writer.add(account_id, link_pk, click)
                     if writer.full:
                         await writer.send()
                 item.row.clicks = []  # recorded: not held for the rest of the import
@@ -350,9 +350,9 @@ async def _record_history(
             if code in left_out:
                 left_out[code].clicks_left_out += 1
             continue
-        link_id, outcome = found
+        link_pk, outcome = found
         outcome.visits += 1
-        writer.add(account_id, link_id, click)
+        writer.add(account_id, link_pk, click)
         if writer.full:
             await writer.send()
             if stop is not None and stop.requested:

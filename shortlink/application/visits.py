@@ -67,7 +67,7 @@ class Visits:
         countries: CountryTable | None = None,
     ):
         """`signing_key`: signs remembered link passwords and deferred-link tokens (keyfile);
-        `count_app_outcome(link_id, outcome)`: what the visitor path decided for a human visit of
+        `count_app_outcome(link_pk, outcome)`: what the visitor path decided for a human visit of
         a link into an app (application.applinks); `caps`, `split_keys`, `countries`: what link
         rules use (application.link_rules, link_rules.split, the [geoip] table), shared between
         processes when Redis is."""
@@ -120,7 +120,7 @@ class Visits:
         if decision.cap:
             assert link is not None and rules is not None and rules.max_clicks is not None and decision.visitor
             if not await self.caps.take(
-                link.link_id, rules.stored_clicks, rules.max_clicks, count and not decision.visitor.is_bot
+                link.link_pk, rules.stored_clicks, rules.max_clicks, count and not decision.visitor.is_bot
             ):
                 return capped(link)
         return decision
@@ -133,7 +133,7 @@ class Visits:
         link, visitor = decision.link, decision.visitor
         assert link is not None and visitor is not None
         if decision.app_outcome is not None and not visitor.is_bot:
-            self.count_app_outcome(link.link_id, decision.app_outcome)
+            self.count_app_outcome(link.link_pk, decision.app_outcome)
         ip, via_trusted_proxy = self.address(request)
         campaign = ""
         if "utm_source=" in request.query:
@@ -142,7 +142,7 @@ class Visits:
             campaign = sources[-1][:200] if sources else ""
         self.recorder.record(
             Click(
-                link.link_id,
+                link.link_pk,
                 link.account_id,
                 int(time.time() * 1000),
                 request.user_agent,
@@ -171,7 +171,7 @@ class Visits:
             # no attempt of the visitor's bucket and no scrypt time.
             assert link is not None and link.password_hash is not None
             attempt = await self.password_limiter.take(
-                password_entry.attempt_key(self.address(request)[0], link.link_id)
+                password_entry.attempt_key(self.address(request)[0], link.link_pk)
             )
             if not attempt.allowed:
                 return too_many_attempts(attempt.retry_after), None
@@ -207,7 +207,7 @@ class Visits:
         )
         if decision.cap:
             assert rules is not None and rules.max_clicks is not None
-            if not await self.caps.take(target.link_id, rules.stored_clicks, rules.max_clicks, False):
+            if not await self.caps.take(target.link_pk, rules.stored_clicks, rules.max_clicks, False):
                 decision = capped(target)
         if decision.outcome != "go":
             location = decision.fallback

@@ -176,7 +176,7 @@ def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[
     ips = [ip or f"192.0.2.{rng.randrange(1, 255)}" for ip in _draw(rng, SAMPLE_IPS, count)]
     return [
         Click(
-            link_id,
+            link_pk,
             account_id,
             ts,
             user_agent,
@@ -186,7 +186,7 @@ def demo_clicks(rng: random.Random, targets: list[tuple[int, int]], times: list[
             "",
             not user_agent.startswith("Mozilla/5.0 (") or "Googlebot" in user_agent,
         )
-        for (link_id, account_id), ts, user_agent, referrer, campaign, ip in zip(  # noqa: B905
+        for (link_pk, account_id), ts, user_agent, referrer, campaign, ip in zip(  # noqa: B905
             rng.choices(targets, weights=weights, k=count),
             times,
             user_agents,

@@ -97,7 +97,7 @@ class TitleFetcher:
         self._loop_task = None
         if self._in_flight:
             await asyncio.wait(list(self._in_flight), timeout=STOP_GRACE_SECONDS)
-        interrupted = [due.link_id for task, due in self._in_flight.items() if not task.done()]
+        interrupted = [due.link_pk for task, due in self._in_flight.items() if not task.done()]
         for task in list(self._in_flight):
             task.cancel()
         await asyncio.gather(*self._in_flight, return_exceptions=True)
@@ -159,7 +159,7 @@ class TitleFetcher:
             await self._failed(fetch, f"{type(exc).__name__}: {exc}", permanent=True)
             return
         code = await self.db.write(
-            store.save_preview, fetch.link_id, preview.title, preview.description, preview.og_image
+            store.save_preview, fetch.link_pk, preview.title, preview.description, preview.og_image
         )
         if code is not None and self._on_saved is not None:
             self._on_saved(code)
@@ -168,7 +168,7 @@ class TitleFetcher:
         delay = self._retry_base_seconds * 2**fetch.attempts
         retry_at = None if permanent else _now_ms() + int(delay * 1000)
         made = await self.db.write(
-            store.record_failure, fetch.link_id, reason, retry_at_ms=retry_at, max_attempts=self.config.max_attempts
+            store.record_failure, fetch.link_pk, reason, retry_at_ms=retry_at, max_attempts=self.config.max_attempts
         )
         if made is None:
             return  # the link was deleted meanwhile

@@ -36,7 +36,7 @@ class HistoryLabels:
         self._countries: dict[str, str] = {}
         self._days: dict[int, tuple[str, bytes]] = {}  # day number -> (YYYY-MM-DD, its visitor key)
 
-    def stored(self, account_id: int, link_id: int, click: ImportedClick) -> StoredClick:
+    def stored(self, account_id: int, link_pk: int, click: ImportedClick) -> StoredClick:
         user_agent = click.user_agent[:USER_AGENT_LENGTH]
         device, browser, os_family, agent_is_bot = self._agent(user_agent)
         # The source's verdict, and ours where the agent is known; this service's own export
@@ -44,7 +44,7 @@ class HistoryLabels:
         is_bot = click.is_bot if click.bot_final else click.is_bot or agent_is_bot
         day, key = self._day(click.ts_ms)
         return StoredClick(
-            link_id,
+            link_pk,
             account_id,
             click.ts_ms,
             day,

@@ -20,10 +20,10 @@ DAY_SECONDS = 86_400
 BUCKETS = 100
 
 
-def bucket(day_key: bytes, visitor: str, link_id: int, rule: int) -> int:
+def bucket(day_key: bytes, visitor: str, link_pk: int, rule: int) -> int:
     """0-99, uniform over visitors, stable for one day key; independent between links and rules
     so that one visitor's variant in one test says nothing about another."""
-    digest = hmac.digest(day_key, f"{link_id}:{rule}\n{visitor}".encode(), "sha256")
+    digest = hmac.digest(day_key, f"{link_pk}:{rule}\n{visitor}".encode(), "sha256")
     return int.from_bytes(digest[:8], "big") % BUCKETS
 
 

@@ -77,10 +77,10 @@ def links_by_all_time_clicks(conn: Connection, account_id: int, limit: int) -> l
     ).fetchall()
 
 
-def link_clicks_between(conn: Connection, link_id: int, first_day: str, last_day: str) -> int:
+def link_clicks_between(conn: Connection, link_pk: int, first_day: str, last_day: str) -> int:
     return conn.execute(
         "SELECT coalesce(sum(clicks), 0) FROM link_days WHERE link_id = ? AND day BETWEEN ? AND ?",
-        (link_id, first_day, last_day),
+        (link_pk, first_day, last_day),
     ).fetchone()[0]
 
 
@@ -102,12 +102,12 @@ def hour_dimension_totals(
     ).fetchall()
 
 
-def link_raw_clicks(conn: Connection, link_id: int, start_ms: int, end_ms: int) -> int:
+def link_raw_clicks(conn: Connection, link_pk: int, start_ms: int, end_ms: int) -> int:
     """A link's human clicks between two moments, from raw clicks: a link's part of a day holds
     few of them (docs/performance.md, "Analytics at scale")."""
     return conn.execute(
         "SELECT count(*) FROM click_rows WHERE link_id = ? AND ts BETWEEN ? AND ? AND is_bot = 0",
-        (link_id, start_ms, end_ms),
+        (link_pk, start_ms, end_ms),
     ).fetchone()[0]
 
 
@@ -207,10 +207,10 @@ def link_counts(conn: Connection, account_id: int, now_iso: str) -> tuple[int, i
     return row[0], row[1]
 
 
-def links_by_id(conn: Connection, link_ids: list[int]) -> dict[int, Row]:
+def links_by_pk(conn: Connection, link_pks: list[int]) -> dict[int, Row]:
     found: dict[int, Row] = {}
-    for start in range(0, len(link_ids), 500):  # stay under SQLite's bound-parameter limit
-        chunk = link_ids[start : start + 500]
+    for start in range(0, len(link_pks), 500):  # stay under SQLite's bound-parameter limit
+        chunk = link_pks[start : start + 500]
         marks = ",".join("?" * len(chunk))
         found.update((row["id"], row) for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", chunk))
     return found

@@ -74,26 +74,26 @@ def all_apps(conn: Connection) -> list[Row]:
     ).fetchall()
 
 
-def set_link_app(conn: Connection, link_id: int, app_id: int, deep_path: str) -> None:
+def set_link_app(conn: Connection, link_pk: int, app_id: int, deep_path: str) -> None:
     with transaction(conn):
         conn.execute(
             "INSERT INTO link_apps (link_id, app_id, deep_path) VALUES (?, ?, ?)"
             " ON CONFLICT (link_id) DO UPDATE SET app_id = excluded.app_id, deep_path = excluded.deep_path",
-            (link_id, app_id, deep_path),
+            (link_pk, app_id, deep_path),
         )
 
 
-def clear_link_app(conn: Connection, link_id: int) -> None:
+def clear_link_app(conn: Connection, link_pk: int) -> None:
     with transaction(conn):
-        conn.execute("DELETE FROM link_apps WHERE link_id = ?", (link_id,))
+        conn.execute("DELETE FROM link_apps WHERE link_id = ?", (link_pk,))
 
 
-def link_app(conn: Connection, link_id: int) -> Row | None:
+def link_app(conn: Connection, link_pk: int) -> Row | None:
     """The app a link opens (the app's public id and the deep path), or None."""
     return conn.execute(
         "SELECT apps.public_id AS app_public_id, link_apps.deep_path FROM link_apps"
         " JOIN apps ON apps.id = link_apps.app_id WHERE link_apps.link_id = ?",
-        (link_id,),
+        (link_pk,),
     ).fetchone()
 
 
@@ -136,18 +136,18 @@ OUTCOME_COLUMNS = ("app", "store", "web")
 def add_outcomes(conn: Connection, counts: list[tuple[int, str, str, int]]) -> None:
     """Add (link id, day, outcome, visits) counts; links deleted meanwhile are skipped."""
     with transaction(conn):
-        for link_id, day, outcome, visits in counts:
+        for link_pk, day, outcome, visits in counts:
             column = OUTCOME_COLUMNS[OUTCOME_COLUMNS.index(outcome)]  # one of three names, never input
             conn.execute(
                 f"INSERT INTO link_app_days (link_id, day, {column}) SELECT ?, ?, ?"
                 " WHERE EXISTS (SELECT 1 FROM links WHERE id = ?)"
                 f" ON CONFLICT (link_id, day) DO UPDATE SET {column} = link_app_days.{column} + excluded.{column}",
-                (link_id, day, visits, link_id),
+                (link_pk, day, visits, link_pk),
             )
 
 
-def outcomes_by_day(conn: Connection, link_id: int, first_day: str, last_day: str) -> list[Row]:
+def outcomes_by_day(conn: Connection, link_pk: int, first_day: str, last_day: str) -> list[Row]:
     return conn.execute(
         "SELECT day, app, store, web FROM link_app_days WHERE link_id = ? AND day BETWEEN ? AND ? ORDER BY day",
-        (link_id, first_day, last_day),
+        (link_pk, first_day, last_day),
     ).fetchall()

@@ -57,40 +57,40 @@ def buttons(conn: Connection, page_id: int) -> list[Row]:
     ).fetchall()
 
 
-def add_button(conn: Connection, page_id: int, link_id: int, label: str | None) -> None:
+def add_button(conn: Connection, page_id: int, link_pk: int, label: str | None) -> None:
     """Append a button after the last one; raises the connection's IntegrityError when the link
     already has one."""
     with transaction(conn):
         conn.execute(
             "INSERT INTO bio_buttons (page_id, link_id, position, label)"
             " VALUES (?, ?, (SELECT coalesce(max(position), -1) + 1 FROM bio_buttons WHERE page_id = ?), ?)",
-            (page_id, link_id, page_id, label),
+            (page_id, link_pk, page_id, label),
         )
 
 
-def update_button(conn: Connection, page_id: int, link_id: int, changes: dict[str, Any]) -> bool:
+def update_button(conn: Connection, page_id: int, link_pk: int, changes: dict[str, Any]) -> bool:
     """Change a button's label or hidden flag; False when the link has no button."""
     assignments = ", ".join(f"{column} = ?" for column in changes)
     with transaction(conn):
         cursor = conn.execute(
             f"UPDATE bio_buttons SET {assignments} WHERE page_id = ? AND link_id = ?",
-            (*changes.values(), page_id, link_id),
+            (*changes.values(), page_id, link_pk),
         )
     return cursor.rowcount == 1
 
 
-def remove_button(conn: Connection, page_id: int, link_id: int) -> bool:
+def remove_button(conn: Connection, page_id: int, link_pk: int) -> bool:
     with transaction(conn):
-        cursor = conn.execute("DELETE FROM bio_buttons WHERE page_id = ? AND link_id = ?", (page_id, link_id))
+        cursor = conn.execute("DELETE FROM bio_buttons WHERE page_id = ? AND link_id = ?", (page_id, link_pk))
     return cursor.rowcount == 1
 
 
-def reorder_buttons(conn: Connection, page_id: int, link_ids: list[int]) -> None:
+def reorder_buttons(conn: Connection, page_id: int, link_pks: list[int]) -> None:
     """Positions 0, 1, 2… in the order given (which holds every button of the page)."""
     with transaction(conn):
         conn.executemany(
             "UPDATE bio_buttons SET position = ? WHERE page_id = ? AND link_id = ?",
-            [(position, page_id, link_id) for position, link_id in enumerate(link_ids)],
+            [(position, page_id, link_pk) for position, link_pk in enumerate(link_pks)],
         )
 
 

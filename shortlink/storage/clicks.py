@@ -38,6 +38,9 @@ CLICK_BATCH_LOCK = 0x5EED_0002
 
 
 class StoredClick(NamedTuple):
+    """A click as the writer stores it. Its fields are named as the columns they fill, and the SQL
+    reads those names: `link_id` is the link's primary key here, as in the tables."""
+
     link_id: int
     account_id: int
     ts: int
@@ -117,7 +120,7 @@ def _dimension_rows(b: str, owner: str, period: str, extra: str = "") -> str:
     )
 
 
-def forget_link_hours(conn: Connection, link_id: int) -> None:
+def forget_link_hours(conn: Connection, link_pk: int) -> None:
     """Take a link about to be deleted out of its account's hourly rollups, as its raw clicks
     count it (its daily rollups leave by trigger, with its own rows). Hours whose raw clicks
     were already deleted by the retention keep the link's share: nothing says what it was."""
@@ -127,14 +130,14 @@ def forget_link_hours(conn: Connection, link_id: int) -> None:
         f" FROM (SELECT account_id, {_HOUR} AS hour, count(*) AS clicks FROM {link} WHERE is_bot = 0"
         " GROUP BY account_id, hour) AS r"
         " WHERE account_hours.account_id = r.account_id AND account_hours.hour = r.hour",
-        (link_id,),
+        (link_pk,),
     )
     conn.execute(
         "UPDATE account_hour_dimensions SET clicks = account_hour_dimensions.clicks - r.clicks"
         f" FROM ({_dimension_rows(link, 'account_id', 'hour')}) AS r"
         " WHERE account_hour_dimensions.account_id = r.account_id AND account_hour_dimensions.dimension = r.dimension"
         " AND account_hour_dimensions.hour = r.hour AND account_hour_dimensions.value = r.value",
-        (link_id,) * len(DIMENSIONS),
+        (link_pk,) * len(DIMENSIONS),
     )
 
 

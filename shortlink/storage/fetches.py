@@ -8,7 +8,7 @@ from shortlink.storage.base import Connection, on_postgres, transaction
 
 
 class DueFetch(NamedTuple):
-    link_id: int  # links.id
+    link_pk: int  # links.id
     public_id: str  # the API's id (lnk_...), for messages an operator can follow up
     url: str
     attempts: int  # made so far
@@ -37,7 +37,7 @@ def claim_due(conn: Connection, now_ms: int, limit: int, lease_ms: int) -> tuple
 
 
 def save_preview(
-    conn: Connection, link_id: int, title: str | None, description: str | None, og_image: str | None
+    conn: Connection, link_pk: int, title: str | None, description: str | None, og_image: str | None
 ) -> str | None:
     """Fill what is still empty (a title set by the client, at creation or by a PATCH
     that raced the fetch, is kept) and drop the pending row. Returns the short code,
@@ -46,14 +46,14 @@ def save_preview(
         row = conn.execute(
             "UPDATE links SET title = COALESCE(title, ?), description = COALESCE(description, ?),"
             " og_image = COALESCE(og_image, ?) WHERE id = ? RETURNING short_code",
-            (title, description, og_image, link_id),
+            (title, description, og_image, link_pk),
         ).fetchone()
-        conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_id,))
+        conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_pk,))
     return row[0] if row else None
 
 
 def record_failure(
-    conn: Connection, link_id: int, error: str, *, retry_at_ms: int | None, max_attempts: int
+    conn: Connection, link_pk: int, error: str, *, retry_at_ms: int | None, max_attempts: int
 ) -> int | None:
     """Count a failed attempt; the row is removed once `max_attempts` are spent or when
     `retry_at_ms` is None (not worth retrying). Returns the attempts made, or None when
@@ -62,17 +62,17 @@ def record_failure(
         row = conn.execute(
             "UPDATE pending_fetches SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?"
             " WHERE link_id = ? RETURNING attempts",
-            (error, retry_at_ms or 0, link_id),
+            (error, retry_at_ms or 0, link_pk),
         ).fetchone()
         if row is not None and (retry_at_ms is None or row[0] >= max_attempts):
-            conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_id,))
+            conn.execute("DELETE FROM pending_fetches WHERE link_id = ?", (link_pk,))
     return None if row is None else row[0]
 
 
-def release(conn: Connection, link_ids: list[int], now_ms: int) -> None:
+def release(conn: Connection, link_pks: list[int], now_ms: int) -> None:
     """Fetches interrupted by shutdown are due again at once (on the next start)."""
     with transaction(conn):
         conn.executemany(
             "UPDATE pending_fetches SET next_attempt_at = ? WHERE link_id = ?",
-            [(now_ms, link_id) for link_id in link_ids],
+            [(now_ms, link_pk) for link_pk in link_pks],
         )

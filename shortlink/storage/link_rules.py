@@ -5,26 +5,26 @@ from __future__ import annotations
 from shortlink.storage.base import Connection, transaction
 
 
-def document_of(conn: Connection, link_id: int) -> str | None:
-    row = conn.execute("SELECT document FROM link_rules WHERE link_id = ?", (link_id,)).fetchone()
+def document_of(conn: Connection, link_pk: int) -> str | None:
+    row = conn.execute("SELECT document FROM link_rules WHERE link_id = ?", (link_pk,)).fetchone()
     return None if row is None else row[0]
 
 
-def replace_document(conn: Connection, account_id: int, link_id: int, document: str | None, now: str) -> None:
+def replace_document(conn: Connection, account_id: int, link_pk: int, document: str | None, now: str) -> None:
     """The link's document from now on; None removes it (and its count of capped clicks).
     A changed document keeps the human clicks already counted against maxClicks."""
     with transaction(conn):
         if document is None:
-            conn.execute("DELETE FROM link_rules WHERE link_id = ?", (link_id,))
+            conn.execute("DELETE FROM link_rules WHERE link_id = ?", (link_pk,))
             return
         conn.execute(
             "INSERT INTO link_rules (link_id, account_id, document, updated_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (link_id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at",
-            (link_id, account_id, document, now),
+            (link_pk, account_id, document, now),
         )
 
 
-def rule_days(conn: Connection, link_id: int, first_day: str, last_day: str) -> list[tuple[int, int, str, int, int]]:
+def rule_days(conn: Connection, link_pk: int, first_day: str, last_day: str) -> list[tuple[int, int, str, int, int]]:
     """(rule, variant, day, clicks, unique visitors) of the link's rollups in the days given,
     by rule, variant and day."""
     rows = conn.execute(
@@ -32,6 +32,6 @@ def rule_days(conn: Connection, link_id: int, first_day: str, last_day: str) -> 
         " (SELECT count(*) FROM link_rule_visitors AS v WHERE v.link_id = d.link_id AND v.day = d.day"
         "  AND v.rule = d.rule AND v.variant = d.variant)"
         " FROM link_rule_days AS d WHERE d.link_id = ? AND d.day BETWEEN ? AND ? ORDER BY d.rule, d.variant, d.day",
-        (link_id, first_day, last_day),
+        (link_pk, first_day, last_day),
     )
     return [tuple(row) for row in rows]

@@ -46,7 +46,7 @@ def insert_link(
         # 0004; a PostgreSQL identity sequence never goes back).
         next_id = "DEFAULT" if on_postgres(conn) else "(SELECT last_id + 1 FROM link_id_high_water)"
         try:
-            link_id = conn.execute(
+            link_pk = conn.execute(
                 f"INSERT INTO links (id, {columns}) VALUES ({next_id}, {', '.join('?' * len(row))}) RETURNING id",
                 tuple(row.values()),
             ).fetchone()[0]
@@ -56,13 +56,13 @@ def insert_link(
             raise
         if fetch_title_at_ms is not None:
             conn.execute(
-                "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)", (link_id, fetch_title_at_ms)
+                "INSERT INTO pending_fetches (link_id, next_attempt_at) VALUES (?, ?)", (link_pk, fetch_title_at_ms)
             )
-    return _existing(link_by_rowid(conn, link_id))
+    return _existing(link_by_pk(conn, link_pk))
 
 
-def link_by_rowid(conn: Connection, link_id: int) -> Row | None:
-    return conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+def link_by_pk(conn: Connection, link_pk: int) -> Row | None:
+    return conn.execute("SELECT * FROM links WHERE id = ?", (link_pk,)).fetchone()
 
 
 def link_of_account(conn: Connection, account_id: int, public_id: str) -> Row | None:
@@ -189,10 +189,10 @@ def _contains_on_postgres(search: str) -> tuple[str, list[str]]:
     return "(" + " OR ".join(f"{text} LIKE {pattern} ESCAPE '\\'" for text in _FOLDED) + ")", [literal] * 3
 
 
-def update_link(conn: Connection, link_id: int, changes: dict[str, Any]) -> Row:
+def update_link(conn: Connection, link_pk: int, changes: dict[str, Any]) -> Row:
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    conn.execute(f"UPDATE links SET {assignments} WHERE id = ?", (*changes.values(), link_id))
-    return _existing(link_by_rowid(conn, link_id))
+    conn.execute(f"UPDATE links SET {assignments} WHERE id = ?", (*changes.values(), link_pk))
+    return _existing(link_by_pk(conn, link_pk))
 
 
 def _existing(row: Row | None) -> Row:
@@ -201,11 +201,11 @@ def _existing(row: Row | None) -> Row:
     return row
 
 
-def delete_link(conn: Connection, link_id: int) -> None:
+def delete_link(conn: Connection, link_pk: int) -> None:
     """The link, its clicks and its rollups go together (ON DELETE CASCADE)."""
     with transaction(conn):
-        click_store.forget_link_hours(conn, link_id)
-        conn.execute("DELETE FROM links WHERE id = ?", (link_id,))
+        click_store.forget_link_hours(conn, link_pk)
+        conn.execute("DELETE FROM links WHERE id = ?", (link_pk,))
 
 
 def count_creation(conn: Connection, account_id: int, day: str, daily_limit: int) -> None:
@@ -243,9 +243,9 @@ def links_after(conn: Connection, account_id: int, after_id: int, limit: int) ->
     ).fetchall()
 
 
-def links_by_rowids(conn: Connection, link_ids: Sequence[int]) -> dict[int, Row]:
+def links_by_pk(conn: Connection, link_pks: Sequence[int]) -> dict[int, Row]:
     """Links by internal id, many at once (the webhook deliverer's fan-out of click events)."""
-    if not link_ids:
+    if not link_pks:
         return {}
-    marks = ", ".join("?" * len(link_ids))
-    return {row["id"]: row for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", tuple(link_ids))}
+    marks = ", ".join("?" * len(link_pks))
+    return {row["id"]: row for row in conn.execute(f"SELECT * FROM links WHERE id IN ({marks})", tuple(link_pks))}

@@ -10,18 +10,18 @@ from shortlink.storage.base import Connection, transaction
 MAX_LINKS_PER_READ = 500
 
 
-def tags_of_links(conn: Connection, link_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+def tags_of_links(conn: Connection, link_pks: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
     """Each link's (name, colour) pairs, by name; a link without tags has no entry."""
     found: dict[int, list[tuple[str, str]]] = {}
-    for start in range(0, len(link_ids), MAX_LINKS_PER_READ):
-        chunk = list(link_ids[start : start + MAX_LINKS_PER_READ])
+    for start in range(0, len(link_pks), MAX_LINKS_PER_READ):
+        chunk = list(link_pks[start : start + MAX_LINKS_PER_READ])
         rows = conn.execute(
             f"SELECT link_id, name, colour FROM link_tags WHERE link_id IN ({','.join('?' * len(chunk))})"
             " ORDER BY link_id, name",
             chunk,
         )
-        for link_id, name, colour in rows:
-            found.setdefault(link_id, []).append((name, colour))
+        for link_pk, name, colour in rows:
+            found.setdefault(link_pk, []).append((name, colour))
     return found
 
 
@@ -37,11 +37,11 @@ def colours_of(conn: Connection, account_id: int, names: Sequence[str]) -> dict[
     return dict(rows)
 
 
-def replace_link_tags(conn: Connection, account_id: int, link_id: int, tags: Sequence[tuple[str, str]]) -> None:
+def replace_link_tags(conn: Connection, account_id: int, link_pk: int, tags: Sequence[tuple[str, str]]) -> None:
     """The link carries exactly `tags` (name, colour) from now on; a name's colour changes
     on every link of the account, so that one name has one colour."""
     with transaction(conn):
-        conn.execute("DELETE FROM link_tags WHERE link_id = ?", (link_id,))
+        conn.execute("DELETE FROM link_tags WHERE link_id = ?", (link_pk,))
         for name, colour in tags:
             conn.execute(
                 "UPDATE link_tags SET colour = ? WHERE account_id = ? AND name = ? AND colour <> ?",
@@ -49,7 +49,7 @@ def replace_link_tags(conn: Connection, account_id: int, link_id: int, tags: Seq
             )
             conn.execute(
                 "INSERT INTO link_tags (link_id, account_id, name, colour) VALUES (?, ?, ?, ?)",
-                (link_id, account_id, name, colour),
+                (link_pk, account_id, name, colour),
             )
 
 

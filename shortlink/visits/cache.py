@@ -36,7 +36,7 @@ class OwnApp(msgspec.Struct, frozen=True, gc=False):
 
 
 class VisitTarget(msgspec.Struct, frozen=True, gc=False):
-    link_id: int
+    link_pk: int
     public_id: str
     account_id: int
     code: str
@@ -58,11 +58,11 @@ def target_from_row(row: Row) -> VisitTarget:
     """The entry for a row of `storage.links.visit_target_rows` (its columns in field order; the
     rules document that follows them is compiled by `visits.loader`)."""
     (
-        link_id, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw,
+        link_pk, public_id, account_id, code, original_url, platform, ios_url, android_url, title, active, expires, pw,
         deep_path, app_name, app_store_id, package,
     ) = tuple(row)[:16]  # fmt: skip
     return VisitTarget(
-        link_id,
+        link_pk,
         public_id,
         account_id,
         code,

@@ -11,7 +11,7 @@ import msgspec
 
 
 class Click(msgspec.Struct, array_like=True, gc=False, frozen=True):
-    link_id: int  # links.id (internal rowid)
+    link_pk: int  # links.id
     account_id: int  # accounts.id (internal rowid)
     ts: int  # Unix milliseconds, UTC
     user_agent: str  # as sent, cropped to 512 characters

@@ -154,7 +154,7 @@ def decide(
             country_of=lambda: lookups.country_of(request),
             now=now,
         )
-        match = rules.match(facts, lambda index: bucket(split_key, lookups.visitor_key(request), link.link_id, index))
+        match = rules.match(facts, lambda index: bucket(split_key, lookups.visitor_key(request), link.link_pk, index))
         if match is not None:
             destination, rule, variant = match.target, match.rule, match.variant
     capped = rules is not None and rules.max_clicks is not None

@@ -47,6 +47,6 @@ def cookie_is_valid(
     return hmac.compare_digest(signature.encode(), expected.encode())
 
 
-def attempt_key(ip: str, link_id: int) -> tuple[str, int]:
+def attempt_key(ip: str, link_pk: int) -> tuple[str, int]:
     """The bucket of password attempts a visitor draws from: per link and visitor."""
-    return client_bucket(ip), link_id
+    return client_bucket(ip), link_pk

@@ -187,7 +187,7 @@ class ClickRecorder:
         day = self._day(click.ts)
         device, browser, os_family = enrich.user_agent_labels(click.user_agent)
         return click_store.StoredClick(
-            click.link_id,
+            click.link_pk,
             click.account_id,
             click.ts,
             day,

@@ -121,7 +121,7 @@ def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limi
         for endpoint in store.enabled_endpoints_of(conn, sorted({event["account_id"] for event in events})):
             by_account[endpoint["account_id"]].append(_Wants(endpoint))
         late = sorted({event["link_id"] for event in events if event["type"] in (CLICKED, CAP_REACHED)})
-        links = link_store.links_by_rowids(conn, late)
+        links = link_store.links_by_pk(conn, late)
         tags = {
             row_id: [name for name, _colour in pairs] for row_id, pairs in tag_store.tags_of_links(conn, late).items()
         }

@@ -189,8 +189,8 @@ def hourly(rows, now: int) -> list[dict]:
     return [{"hour": iso(hour * HOUR_MS), "clicks": counts[hour]} for hour in range(current - 23, current + 1)]
 
 
-def link_rows(conn, link_id: int):
-    return conn.execute("SELECT * FROM clicks WHERE link_id = ?", (link_id,)).fetchall()
+def link_rows(conn, link_pk: int):
+    return conn.execute("SELECT * FROM clicks WHERE link_id = ?", (link_pk,)).fetchall()
 
 
 def account_rows(conn, account_id: int):
@@ -231,13 +231,13 @@ def check_link(client, conn, link: dict, auth, **params) -> dict:
     assert end_ms <= now
     if start_ms is None:
         start_ms = end_ms - int(params.get("days", 30)) * DAY_MS
-    link_id, _ = ids_of(conn, link)
-    rows = link_rows(conn, link_id)
+    link_pk, _ = ids_of(conn, link)
+    rows = link_rows(conn, link_pk)
     want = expected(rows, start_ms, end_ms, now)
     for field, value in want.items():
         assert answer[field] == value, field
     assert answer["clicksByHour"] == hourly(rows, now)
-    assert answer["recentClicks"] == recent(rows, {link_id: link["shortCode"]}, start_ms, end_ms)
+    assert answer["recentClicks"] == recent(rows, {link_pk: link["shortCode"]}, start_ms, end_ms)
     assert answer["url"] == {
         "id": link["id"],
         "shortCode": link["shortCode"],
@@ -267,17 +267,17 @@ def check_account(client, conn, auth, account_id: int, **params) -> dict:
     top = sorted(per_link.items(), key=lambda item: (-item[1], links[item[0]]["short_code"]))[:10]
     assert answer["topUrls"] == [
         {
-            "id": links[link_id]["public_id"],
-            "shortCode": links[link_id]["short_code"],
-            "originalUrl": links[link_id]["original_url"],
-            "title": links[link_id]["title"] or "",
+            "id": links[link_pk]["public_id"],
+            "shortCode": links[link_pk]["short_code"],
+            "originalUrl": links[link_pk]["original_url"],
+            "title": links[link_pk]["title"] or "",
             "clicks": clicks,
-            "createdAt": links[link_id]["created_at"],
+            "createdAt": links[link_pk]["created_at"],
         }
-        for link_id, clicks in top
+        for link_pk, clicks in top
     ]
     # The account's newest clicks across its links, each named by its link's code.
-    codes = {link_id: row["short_code"] for link_id, row in links.items()}
+    codes = {link_pk: row["short_code"] for link_pk, row in links.items()}
     assert answer["recentClicks"] == recent(rows, codes, start_ms, end_ms)
     assert "url" not in answer and "clicksByHour" not in answer
     return answer
@@ -586,13 +586,13 @@ def test_partial_days_are_exact_with_or_without_clicks_outside_the_range(
     client, auth, conn, start_hour, end_hour, in_range, visitors
 ):
     link = make_link(client, auth)
-    link_id, account_id = ids_of(conn, link)
+    link_pk, account_id = ids_of(conn, link)
     base = (now_ms() // DAY_MS - 3) * DAY_MS
     # (hour from `base`, IP): the 08:00 and 20:00 clicks are the same visitor.
     moments = [(8, "8.8.8.8"), (12, "81.2.69.160"), (20, "8.8.8.8"), (24 + 9, "8.8.8.8")]
     record(
         client,
-        [Click(link_id, account_id, base + hour * HOUR_MS, IPHONE, "", "", ip, "", False) for hour, ip in moments],
+        [Click(link_pk, account_id, base + hour * HOUR_MS, IPHONE, "", "", ip, "", False) for hour, ip in moments],
     )
     params = {"from": iso(base + start_hour * HOUR_MS), "to": iso(base + end_hour * HOUR_MS)}
     for answer in (

@@ -15,7 +15,7 @@ from tests.support.helpers import wait_for_async
 
 def target(number: int, url: str = "https://example.com/") -> VisitTarget:
     return VisitTarget(
-        link_id=number,
+        link_pk=number,
         public_id=f"lnk_{number}",
         account_id=1,
         code=f"c{number}",
@@ -82,7 +82,7 @@ def test_the_size_estimate_matches_the_memory_entries_really_take():
             cache.put(
                 code,
                 VisitTarget(
-                    link_id=10**6 + number,
+                    link_pk=10**6 + number,
                     public_id="lnk_" + secrets.token_hex(6),
                     account_id=1,
                     code=f"c{number:07d}",
