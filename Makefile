@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: install serve check test test-fast test-as-user test-image wheels screenshots bench clean
+.PHONY: install serve check test test-fast test-as-user test-image wheels dist screenshots bench clean
 
 # Test workers: one per core (pytest-xdist); WORKERS=1 runs the suite in one process. Each
 # module stays on one worker: browser modules share a signed-in page across their tests, in order.
@@ -56,8 +56,9 @@ test: check
 test-fast: $(STAMP)
 	$(PYTEST) -m "not browser and not system and not slow"
 
-# The Containerfile and compose.yaml built and run with Debian's podman (tests/image/, minutes):
-# the base image is made with mmdebstrap and cached under $XDG_CACHE_HOME (or ~/.cache).
+# The Containerfile and compose.yaml built and run with Debian's podman, and `make dist`'s pyz run
+# where nothing else is installed (tests/image/, minutes): the base image is made with mmdebstrap
+# and cached under $XDG_CACHE_HOME (or ~/.cache).
 test-image: $(STAMP)
 	TMPDIR=$(TEST_TMPDIR) $(BIN)/python -m pytest -q -s tests/image
 
@@ -66,6 +67,19 @@ test-image: $(STAMP)
 wheels:
 	/usr/bin/python3 -m venv build/wheel-venv
 	build/wheel-venv/bin/pip wheel --quiet . -w dist/wheels
+
+# One file to copy (docs/deployment.md): the wheel, and dist/shortlink.pyz, a zipapp shiv makes
+# from dist/wheels/ with every dependency inside. Its first run unpacks them to ~/.shiv (SHIV_ROOT);
+# --extend-pythonpath lets the processes `serve` starts import them too. The compiled ones tie it
+# to the OS, architecture and Python minor of Debian's python3 that built it.
+dist: wheels
+	build/wheel-venv/bin/pip install --quiet 'shiv>=1.0.8'
+	rm -f dist/shortlink-*.whl dist/shortlink.pyz
+	cp dist/wheels/shortlink-*.whl dist/
+	build/wheel-venv/bin/shiv --console-script shortlink --extend-pythonpath --output-file dist/shortlink.pyz \
+		--quiet --no-index --find-links dist/wheels shortlink
+	@build/wheel-venv/bin/python -c "import sys, sysconfig; print('dist/shortlink.pyz runs only on', \
+		sysconfig.get_platform(), 'with Python %d.%d, as it was built: build it again for another.' % sys.version_info[:2])"
 
 # The whole suite again as an unprivileged user from a private (0700) clone (run as root).
 test-as-user:

@@ -1,4 +1,4 @@
-"""The image tests take minutes and need podman: `make test-image` runs them, `make test` leaves
+"""The image tests take minutes and build with podman or pip: `make test-image` runs them, `make test` leaves
 them out (a run that does not name this folder skips collecting it)."""
 
 from pathlib import Path

@@ -6,12 +6,11 @@ import json
 import shutil
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.image.common import api, copy_checkout, get, healthy
 from tests.support import paths
 from tests.support.helpers import wait_for
 from throwaway.debian import cannot_run
@@ -24,50 +23,9 @@ TAG = "localhost/shortlink:latest"  # the name compose.yaml gives it
 MAX_IMAGE_BYTES = 200 * 1000 * 1000
 
 
-def get(url: str) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url)
-    try:
-        with urllib.request.build_opener(NoRedirect).open(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), exc.read()
-    except OSError:
-        return 0, {}, b""
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-def api(base: str, key: str, method: str, path: str, body: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        base + path,
-        method=method,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
-
-
-def healthy(base: str) -> bool:
-    return get(base + "/healthz")[0] == 200
-
-
 def build_context(into: Path) -> Path:
-    """The checkout's files (tracked and new, as git sees them) and wheels for the image's Python."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=paths.REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = paths.REPO / name
-        if source.is_symlink() or source.is_file():
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, into / name, follow_symlinks=False)
+    """The checkout's files and wheels for the image's Python."""
+    copy_checkout(into)
     # Wheels made with Debian's python3, the image's: the build then needs no package index.
     python = "/usr/bin/python3"
     version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
