@@ -92,9 +92,9 @@ def seed(location: str) -> tuple[str, str]:
                 fetch_title=False,
             )
             codes.append(link.short_code)
-        row_id = conn.execute("SELECT id FROM links WHERE short_code = ?", (codes[1],)).fetchone()[0]
+        link_pk = conn.execute("SELECT id FROM links WHERE short_code = ?", (codes[1],)).fetchone()[0]
         document = validated(msgspec.convert(RULES, RulesDocument), LinkContext(codes[1], hosts.is_ours, frozenset()))
-        replace_document(conn, account_id, row_id, msgspec.json.encode(document).decode(), "2026-01-01T00:00:00.000Z")
+        replace_document(conn, account_id, link_pk, msgspec.json.encode(document).decode(), "2026-01-01T00:00:00.000Z")
     finally:
         conn.close()
     return codes[0], codes[1]

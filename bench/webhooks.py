@@ -280,14 +280,14 @@ def standalone_run(work: Path, receiver_port: int, events: int, links: int) -> d
     location = str(work / f"standalone-{links}.db")
     codes = seed(location, receiver_port, links)
     conn = connect(location)
-    link_ids = [row["id"] for row in (link_store.link_by_code(conn, code) for code in codes) if row is not None]
+    link_pks = [row["id"] for row in (link_store.link_by_code(conn, code) for code in codes) if row is not None]
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
     now = int(time.time() * 1000)
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     for start in range(0, events, 5000):
         batch = [
             click_store.StoredClick(
-                link_ids[number % len(link_ids)], account_id, now, day, "desktop", "Chrome", "Windows", "DE",
+                link_pks[number % len(link_pks)], account_id, now, day, "desktop", "Chrome", "Windows", "DE",
                 "news.example.com", "", "bench", number, 0,
             )
             for number in range(start, min(events, start + 5000))

@@ -154,7 +154,7 @@ def resolve_code(conn: Connection, code: str) -> DeepLink:
     return DeepLink(link_id=row["public_id"], deep_path=row["deep_path"])
 
 
-def attach_imported_app(conn: Connection, account_id: int, link_row_id: int, imported: ImportedApp) -> bool:
+def attach_imported_app(conn: Connection, account_id: int, link_pk: int, imported: ImportedApp) -> bool:
     """An imported link opens the account's app registered with the source's package or bundle
     id, at its deep path; False when the account registered no such app (the link then keeps
     the source's fallbacks only)."""
@@ -164,9 +164,9 @@ def attach_imported_app(conn: Connection, account_id: int, link_row_id: int, imp
         if (imported.android_package and imported.android_package == package) or (
             imported.ios_bundle_id and imported.ios_bundle_id == bundle
         ):
-            row_id = store.app_row_id(conn, account_id, app.id)
-            assert row_id is not None, "listed just now"
-            store.set_link_app(conn, link_row_id, row_id, validate_deep_path(imported.deep_path))
+            app_row_id = store.app_row_id(conn, account_id, app.id)
+            assert app_row_id is not None, "listed just now"
+            store.set_link_app(conn, link_pk, app_row_id, validate_deep_path(imported.deep_path))
             return True
     return False
 

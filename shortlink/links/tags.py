@@ -104,12 +104,12 @@ def set_link_tags(conn: Connection, account_id: int, link_id: str, tags: list[Ta
     return link_tags(conn, account_id, link_id)
 
 
-def store_tags(conn: Connection, account_id: int, row_id: int, tags: list[TagInput]) -> None:
-    """Tags already `validated`, on the link with internal id `row_id`; a missing colour is
+def store_tags(conn: Connection, account_id: int, link_pk: int, tags: list[TagInput]) -> None:
+    """Tags already `validated`, on the link whose primary key is `link_pk`; a missing colour is
     the account's for that name, else the default."""
     known = store.colours_of(conn, account_id, [tag.name for tag in tags if tag.colour is None])
     pairs = [(tag.name, tag.colour or known.get(tag.name, DEFAULT_COLOUR)) for tag in tags]
-    store.replace_link_tags(conn, account_id, row_id, pairs)
+    store.replace_link_tags(conn, account_id, link_pk, pairs)
 
 
 def add_link_tags(conn: Connection, account_id: int, link_id: str, tags: list[TagInput]) -> LinkTags:

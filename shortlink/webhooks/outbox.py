@@ -42,8 +42,8 @@ def millis(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _tag_names(conn: Connection, row_id: int) -> list[str]:
-    return [name for name, _colour in tag_store.tags_of_links(conn, [row_id]).get(row_id, [])]
+def _tag_names(conn: Connection, link_pk: int) -> list[str]:
+    return [name for name, _colour in tag_store.tags_of_links(conn, [link_pk]).get(link_pk, [])]
 
 
 def emit_link(conn: Connection, account_id: int, event_type: str, link: Link, now: datetime) -> bool:
@@ -52,16 +52,16 @@ def emit_link(conn: Connection, account_id: int, event_type: str, link: Link, no
     if not store.subscribed(conn, account_id, event_type):
         return False
     row = link_store.link_of_account(conn, account_id, link.id)
-    row_id = None if row is None else row["id"]
+    link_pk = None if row is None else row["id"]
     store.insert_event(
         conn,
         {
             "public_id": new_event_id(millis(now)),
             "account_id": account_id,
             "type": event_type,
-            "link_id": row_id,
+            "link_id": link_pk,
             "link_public_id": link.id,
-            "link_tags": json.dumps([] if row_id is None else _tag_names(conn, row_id)),
+            "link_tags": json.dumps([] if link_pk is None else _tag_names(conn, link_pk)),
             "created_ms": millis(now),
             "data": msgspec.json.encode(link).decode(),
         },
@@ -123,7 +123,7 @@ def dispatch(conn: Connection, now_ms: int, base_for: Callable[[int], str], limi
         late = sorted({event["link_id"] for event in events if event["type"] in (CLICKED, CAP_REACHED)})
         links = link_store.links_by_pk(conn, late)
         tags = {
-            row_id: [name for name, _colour in pairs] for row_id, pairs in tag_store.tags_of_links(conn, late).items()
+            link_pk: [name for name, _colour in pairs] for link_pk, pairs in tag_store.tags_of_links(conn, late).items()
         }
         encoded: dict[int, Link] = {}
         plain: list[int] = []
