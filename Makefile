@@ -71,15 +71,25 @@ wheels:
 # One file to copy (docs/deployment.md): the wheel, and dist/shortlink.pyz, a zipapp shiv makes
 # from dist/wheels/ with every dependency inside. Its first run unpacks them to ~/.shiv (SHIV_ROOT);
 # --extend-pythonpath lets the processes `serve` starts import them too. The compiled ones tie it
-# to the OS, architecture and Python minor of Debian's python3 that built it.
+# to the OS, architecture and Python minor of Debian's python3 that built it: the preamble, run
+# once unpacked, says so in one line on any other (their modules' suffix differs) rather than
+# leaving an ImportError's traceback.
+PYZ_PYTHON := build/wheel-venv/bin/python
+PYZ_BUILT = $(PYZ_PYTHON) -c "import sys, sysconfig; print(sysconfig.get_platform(), 'with Python %d.%d' % sys.version_info[:2])"
+
 dist: wheels
 	build/wheel-venv/bin/pip install --quiet 'shiv>=1.0.8'
 	rm -f dist/shortlink-*.whl dist/shortlink.pyz
 	cp dist/wheels/shortlink-*.whl dist/
-	build/wheel-venv/bin/shiv --console-script shortlink --extend-pythonpath --output-file dist/shortlink.pyz \
-		--quiet --no-index --find-links dist/wheels shortlink
-	@build/wheel-venv/bin/python -c "import sys, sysconfig; print('dist/shortlink.pyz runs only on', \
-		sysconfig.get_platform(), 'with Python %d.%d, as it was built: build it again for another.' % sys.version_info[:2])"
+	built="$$($(PYZ_BUILT))"; suffix="$$($(PYZ_PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")"; \
+	printf '%s\n' 'import sys, sysconfig' \
+		"if sysconfig.get_config_var('EXT_SUFFIX') != '$$suffix':" \
+		"    here = f'{sysconfig.get_platform()} with Python {sys.version_info[0]}.{sys.version_info[1]}'" \
+		"    sys.exit(f'shortlink.pyz runs only on $$built, as it was built, not on {here}: build it with make dist on a machine like this one')" \
+		> build/pyz-preamble.py
+	build/wheel-venv/bin/shiv --console-script shortlink --extend-pythonpath --preamble build/pyz-preamble.py \
+		--output-file dist/shortlink.pyz --quiet --no-index --find-links dist/wheels shortlink
+	@echo "dist/shortlink.pyz runs only on $$($(PYZ_BUILT)), as it was built: build it again for another."
 
 # The whole suite again as an unprivileged user from a private (0700) clone (run as root).
 test-as-user:

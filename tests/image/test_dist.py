@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -178,3 +179,29 @@ def test_webhooks_go_out_from_the_process_the_pyz_starts(server):
         wait_for(lambda: receiver.verified_events(), 60, "the link.created delivery")
         (event,) = receiver.verified_events()
         assert event["type"] == "link.created" and event["data"]["id"] == link["data"]["id"]
+
+
+def test_on_a_python_it_was_not_built_for_the_pyz_says_so_in_one_line(pyz, tmp_path):
+    env = {**pyz.env, "SHIV_ROOT": str(tmp_path / "shiv")}
+    first = subprocess.run([str(pyz.python), str(pyz.path), "--help"], cwd=pyz.cwd, env=env, capture_output=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    # The unpacked preamble as a build on another Python minor writes it: only its suffix differs.
+    (preamble,) = (tmp_path / "shiv").glob("shortlink.pyz_*/site-packages/bin/pyz-preamble.py")
+    text = preamble.read_text()
+    built = re.search(r"!= '(\.cpython-\d+-[^']+)'", text)
+    assert built, text
+    preamble.write_text(text.replace(built[1], built[1].replace("cpython-", "cpython-9")))
+    result = subprocess.run(
+        [str(pyz.python), str(pyz.path), "key", "list", "--email", "a@example.com"],
+        cwd=pyz.cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    platform, (major, minor) = platform_of(PYTHON)
+    here = f"{platform} with Python {major}.{minor}"
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"shortlink.pyz runs only on {here}, as it was built, not on {here}: build it with make dist on a machine like"
+        " this one"
+    ]
