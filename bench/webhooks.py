@@ -282,12 +282,12 @@ def standalone_run(work: Path, receiver_port: int, events: int, links: int) -> d
     conn = connect(location)
     link_pks = [row["id"] for row in (link_store.link_by_code(conn, code) for code in codes) if row is not None]
     account_id = accounts.account_for(conn, "bench@example.com")["id"]
-    now = int(time.time() * 1000)
+    now_ms = int(time.time() * 1000)
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     for start in range(0, events, 5000):
         batch = [
             click_store.StoredClick(
-                link_pks[number % len(link_pks)], account_id, now, day, "desktop", "Chrome", "Windows", "DE",
+                link_pks[number % len(link_pks)], account_id, now_ms, day, "desktop", "Chrome", "Windows", "DE",
                 "news.example.com", "", "bench", number, 0,
             )
             for number in range(start, min(events, start + 5000))

@@ -102,35 +102,35 @@ class TokenBucketLimiter:
     def __len__(self) -> int:
         return len(self._buckets)
 
-    def _tokens(self, key: Hashable, now: float) -> float:
-        tokens, updated = self._buckets.get(key, (self.capacity, now))
-        return min(self.capacity, tokens + (now - updated) * self.rate)
+    def _tokens(self, key: Hashable, now_mono: float) -> float:
+        tokens, updated = self._buckets.get(key, (self.capacity, now_mono))
+        return min(self.capacity, tokens + (now_mono - updated) * self.rate)
 
     async def take(self, key: Hashable) -> Decision:
-        now = self.clock()
-        if now >= self._next_sweep:
-            self._sweep(now)
+        now_mono = self.clock()
+        if now_mono >= self._next_sweep:
+            self._sweep(now_mono)
         if key not in self._buckets and len(self._buckets) >= self.max_keys:
-            wait = max(1, math.ceil(self._next_sweep - now))
+            wait = max(1, math.ceil(self._next_sweep - now_mono))
             return Decision(allowed=False, limit=self.capacity, remaining=0, reset_seconds=wait, retry_after=wait)
-        tokens = self._tokens(key, now)
+        tokens = self._tokens(key, now_mono)
         allowed = tokens >= 1
         if allowed:
             tokens -= 1
-        self._buckets[key] = (tokens, now)
+        self._buckets[key] = (tokens, now_mono)
         return decide(self.capacity, self.rate, tokens, allowed)
 
     async def peek(self, key: Hashable) -> int:
         return int(self._tokens(key, self.clock()))
 
-    def _sweep(self, now: float) -> None:
+    def _sweep(self, now_mono: float) -> None:
         # Rebuilt rather than deleted from: a dict never gives back the room of deleted keys.
         self._buckets = {
             key: bucket
             for key, bucket in self._buckets.items()
-            if bucket[0] + (now - bucket[1]) * self.rate < self.capacity
+            if bucket[0] + (now_mono - bucket[1]) * self.rate < self.capacity
         }
-        self._next_sweep = now + self.refill_seconds
+        self._next_sweep = now_mono + self.refill_seconds
 
 
 # One atomic step per call, on Redis's own clock (the processes' clocks may differ):

@@ -63,9 +63,9 @@ def _nothing() -> None:
     return None
 
 
-async def forget_raw_clicks(db: Database, retention_days: int, now: float) -> int:
+async def forget_raw_clicks(db: Database, retention_days: int, now_s: float) -> int:
     """Delete the raw clicks older than `retention_days`, a chunk per write; returns how many."""
-    horizon_ms = int((now - retention_days * 86400) * 1000)
+    horizon_ms = int((now_s - retention_days * 86400) * 1000)
     deleted = 0
     while removed := await db.write(click_store.delete_raw_clicks_before, horizon_ms, RAW_RETENTION_CHUNK):
         deleted += removed

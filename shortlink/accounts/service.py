@@ -45,8 +45,8 @@ def issue_key(conn: Connection, account: Row, name: str | None) -> CreatedKey:
     validate_key_name(name)
     key = KEY_PREFIX + random_string(KEY_RANDOM_LENGTH)
     key_id = new_id("key")
-    now = to_iso(utcnow())
-    store.insert_api_key(conn, key_id, account["id"], key[:VISIBLE_PREFIX_LENGTH], hash_key(key), name, now)
+    now_iso = to_iso(utcnow())
+    store.insert_api_key(conn, key_id, account["id"], key[:VISIBLE_PREFIX_LENGTH], hash_key(key), name, now_iso)
     return CreatedKey(key=key, key_id=key_id, user_id=account["public_id"], email=account["email"])
 
 

@@ -68,12 +68,12 @@ class BioCache:
         self._pages: OrderedDict[str, RenderedPage | None] = OrderedDict()
         self._handles_of_code: dict[str, set[str]] = {}
 
-    def get(self, handle: str, now: float) -> RenderedPage | EllipsisType | None:
+    def get(self, handle: str, now_s: float) -> RenderedPage | EllipsisType | None:
         """The cached page, None for a known absent one, `...` when it must be read."""
         page = self._pages.get(handle, ...)
         if page is ...:
             return ...
-        if page is not None and page.valid_until is not None and now >= page.valid_until:
+        if page is not None and page.valid_until is not None and now_s >= page.valid_until:
             self.forget_handle(handle)
             return ...
         self._pages.move_to_end(handle)
@@ -226,17 +226,17 @@ class Bio:
         none (unknown, unpublished, or another account's custom domain). No await: a cached
         page costs no database work, an uncached one a point read and a render."""
         handle = normalise_handle(handle)
-        now = time.time()
-        page = self.cache.get(handle, now)
+        now_s = time.time()
+        page = self.cache.get(handle, now_s)
         if page is ...:
-            page = self._render(handle, now)
+            page = self._render(handle, now_s)
             self.cache.put(handle, page)
         if page is not None and not self.hosts.serves(page.account_id, host):
             return None
         return page
 
-    def _render(self, handle: str, now: float) -> RenderedPage | None:
-        view = self.db.read_now(service.public_view, handle, self.hosts.base_for_account, now)
+    def _render(self, handle: str, now_s: float) -> RenderedPage | None:
+        view = self.db.read_now(service.public_view, handle, self.hosts.base_for_account, now_s)
         if view is None:
             return None
         return RenderedPage(

@@ -17,9 +17,9 @@ HEALTH_TIMEOUT_SECONDS = 2.0
 CLICK_WRITER_STUCK_FLUSHES = 100
 
 
-def click_writer_problem(pending: int, last_flush_at: float, now: float, stuck_after: float) -> str | None:
-    if pending and now - last_flush_at > stuck_after:
-        return f"click writer: {pending} clicks waiting, last flush {now - last_flush_at:.1f} s ago"
+def click_writer_problem(pending: int, last_flush_at: float, now_mono: float, stuck_after: float) -> str | None:
+    if pending and now_mono - last_flush_at > stuck_after:
+        return f"click writer: {pending} clicks waiting, last flush {now_mono - last_flush_at:.1f} s ago"
     return None
 
 

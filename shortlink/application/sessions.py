@@ -81,11 +81,11 @@ class Sessions:
         if not token or len(token) > 100:
             return None
         row = self.db.read_now(store.session_by_token_hash, sessions.token_hash(token))
-        now = _now_ms()
-        if row is None or sessions.is_expired(row, now, self.idle_ms, self.max_ms):
+        now_ms = _now_ms()
+        if row is None or sessions.is_expired(row, now_ms, self.idle_ms, self.max_ms):
             return None
-        if now - row["seen_ms"] >= SEEN_RESOLUTION_MS:
-            self._in_background(self.db.write(store.touch_session, row["session_id"], now))
+        if now_ms - row["seen_ms"] >= SEEN_RESOLUTION_MS:
+            self._in_background(self.db.write(store.touch_session, row["session_id"], now_ms))
         return SessionAccount(
             session_id=row["session_id"],
             token=token,
@@ -121,15 +121,15 @@ class Sessions:
 
     async def _start(self, account_id: int, previous_token: str | None, checked_hash: str | None = None) -> str:
         token = sessions.new_token()
-        now = _now_ms()
+        now_ms = _now_ms()
         await self.db.write(
             sessions.start_session,
             account_id,
             sessions.token_hash(token),
             None if previous_token is None else sessions.token_hash(previous_token),
-            now,
-            now - self.max_ms,
-            now - self.idle_ms,
+            now_ms,
+            now_ms - self.max_ms,
+            now_ms - self.idle_ms,
             checked_hash,
         )
         return token

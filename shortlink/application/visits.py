@@ -102,7 +102,7 @@ class Visits:
         return target
 
     async def decide(
-        self, link: VisitTarget | None, request: VisitRequest, now: float, *, count: bool, unlocked: bool = False
+        self, link: VisitTarget | None, request: VisitRequest, now_s: float, *, count: bool, unlocked: bool = False
     ) -> Decision:
         """`visits.decide`, with today's split key when the link's rules split, then the cap on
         human clicks: with `count`, a person's visit uses up one of its clicks."""
@@ -113,9 +113,9 @@ class Visits:
         rules = link.rules if link is not None else None
         split_key = b""
         if rules is not None and rules.has_split:
-            split_key = self.split_keys.current(now) or await self.split_keys.fetch(now)
+            split_key = self.split_keys.current(now_s) or await self.split_keys.fetch(now_s)
         decision = decide(
-            link, request, now, self, signing_key=self.signing_key, split_key=split_key, unlocked=unlocked
+            link, request, now_s, self, signing_key=self.signing_key, split_key=split_key, unlocked=unlocked
         )
         if decision.cap:
             assert link is not None and rules is not None and rules.max_clicks is not None and decision.visitor
@@ -188,7 +188,7 @@ class Visits:
 
     # the rules tester
 
-    async def simulate(self, target: VisitTarget, visit: SimulatedVisit, now: float) -> SimulatedResult:
+    async def simulate(self, target: VisitTarget, visit: SimulatedVisit, now_s: float) -> SimulatedResult:
         """What this simulated visitor would get of the link (the tester): no click is recorded,
         no click of the cap is used up, and the link's rules are shown rather than its app's page."""
         request = VisitRequest("", visit.query)
@@ -201,9 +201,9 @@ class Visits:
         rules = target.rules
         split_key = b""
         if rules is not None and rules.has_split:
-            split_key = self.split_keys.current(now) or await self.split_keys.fetch(now)
+            split_key = self.split_keys.current(now_s) or await self.split_keys.fetch(now_s)
         decision = decide(
-            target, request, now, _Simulated(self), signing_key=self.signing_key, split_key=split_key, own_apps=False
+            target, request, now_s, _Simulated(self), signing_key=self.signing_key, split_key=split_key, own_apps=False
         )
         if decision.cap:
             assert rules is not None and rules.max_clicks is not None

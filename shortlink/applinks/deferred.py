@@ -36,13 +36,13 @@ def _mac(signing_key: bytes, payload: str) -> str:
     return _b64(hmac.new(signing_key, b"deferred:" + payload.encode(), hashlib.sha256).digest()[:_MAC_BYTES])
 
 
-def issue(signing_key: bytes, link_public_id: str, now: float) -> str:
+def issue(signing_key: bytes, link_public_id: str, now_s: float) -> str:
     # A nonce per visit: two visitors of one link in one second get tokens of their own.
-    payload = _b64(f"{link_public_id}.{int(now)}.{secrets.token_hex(4)}".encode())
+    payload = _b64(f"{link_public_id}.{int(now_s)}.{secrets.token_hex(4)}".encode())
     return f"{payload}.{_mac(signing_key, payload)}"
 
 
-def verify(signing_key: bytes, token: str, now: float) -> str:
+def verify(signing_key: bytes, token: str, now_s: float) -> str:
     """The link public id a token names; NotFoundError when it is forged, malformed or old."""
     payload, _, mac = token.partition(".")
     if (
@@ -56,7 +56,7 @@ def verify(signing_key: bytes, token: str, now: float) -> str:
         link_public_id, issued, _nonce = _unb64(payload).decode("utf-8", "replace").split(".")
     except ValueError:  # a payload the MAC matched always splits; this is belt and braces
         raise NotFoundError("unknown deferred link token") from None
-    if not issued.isdigit() or now - int(issued) > TOKEN_DAYS * 86400:
+    if not issued.isdigit() or now_s - int(issued) > TOKEN_DAYS * 86400:
         raise NotFoundError("this deferred link token has expired")
     return link_public_id
 

@@ -48,12 +48,12 @@ def _expires(row: Row) -> float | None:
     return from_iso(row["expires_at"]).timestamp() if row["expires_at"] else None
 
 
-def _is_shown(row: Row, now: float) -> bool:
+def _is_shown(row: Row, now_s: float) -> bool:
     expires = _expires(row)
-    return not row["is_hidden"] and bool(row["is_active"]) and (expires is None or now < expires)
+    return not row["is_hidden"] and bool(row["is_active"]) and (expires is None or now_s < expires)
 
 
-def _to_button(row: Row, base: str, now: float) -> BioButton:
+def _to_button(row: Row, base: str, now_s: float) -> BioButton:
     return BioButton(
         link_id=row["public_id"],
         short_code=row["short_code"],
@@ -61,7 +61,7 @@ def _to_button(row: Row, base: str, now: float) -> BioButton:
         label=_label(row),
         custom_label=row["button_label"],
         is_hidden=bool(row["is_hidden"]),
-        is_shown=_is_shown(row, now),
+        is_shown=_is_shown(row, now_s),
     )
 
 
@@ -182,7 +182,9 @@ def reorder_buttons(
     return _to_page(conn, page, base, now), page["handle"]
 
 
-def public_view(conn: Connection, handle: str, base_for_account: Callable[[int], str], now: float) -> PublicView | None:
+def public_view(
+    conn: Connection, handle: str, base_for_account: Callable[[int], str], now_s: float
+) -> PublicView | None:
     """The published page with this handle, with the buttons a visitor may see now; None when
     there is no such published page. `base_for_account(account_id)` gives its short URL base."""
     page = store.page_by_handle(conn, handle)
@@ -190,7 +192,7 @@ def public_view(conn: Connection, handle: str, base_for_account: Callable[[int],
         return None
     base = base_for_account(page["account_id"])
     rows = store.buttons(conn, page["id"])
-    shown = [row for row in rows if _is_shown(row, now)]
+    shown = [row for row in rows if _is_shown(row, now_s)]
     expiries = [expires for row in shown if (expires := _expires(row)) is not None]
     return PublicView(
         account_id=page["account_id"],

@@ -73,14 +73,14 @@ class Progress:
                 assert self._bar is not None, "just opened"
                 self._bar.update(self.done)
             return
-        now = time.monotonic()
-        if now - self._last_line >= PLAIN_INTERVAL_SECONDS:
-            self._last_line = now
-            print(self.line(now), file=self.stream, flush=True)
+        now_mono = time.monotonic()
+        if now_mono - self._last_line >= PLAIN_INTERVAL_SECONDS:
+            self._last_line = now_mono
+            print(self.line(now_mono), file=self.stream, flush=True)
 
-    def line(self, now: float) -> str:
+    def line(self, now_mono: float) -> str:
         """ "demo seed: 1,200,000/10,000,000 clicks (12%), 95,310 clicks/s, about 1m32s left"."""
-        elapsed = max(now - self._started, 1e-9)
+        elapsed = max(now_mono - self._started, 1e-9)
         rate = self.done / elapsed
         share = f" ({100 * self.done // self.total}%)" if self.total else ""
         left = f", about {_duration((self.total - self.done) / rate)} left" if rate > 0 else ""

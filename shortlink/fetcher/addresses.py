@@ -195,18 +195,18 @@ class OwnServiceResolver:
             everywhere = _listens_everywhere(host)
         hosts = own_host_entries(entries)
         async with self._lock:
-            now = self.clock()
-            if everywhere and self._local[0] <= now:
-                self._local = (now + self.ttl, frozenset(map(address_key, local_addresses())))
+            now_mono = self.clock()
+            if everywhere and self._local[0] <= now_mono:
+                self._local = (now_mono + self.ttl, frozenset(map(address_key, local_addresses())))
             fresh: dict[str, tuple[float, frozenset[IPAddress]]] = {}  # only names still ours
             for name in {name for name, _ in hosts}:
                 until, addresses = self._resolved.get(name, (0.0, frozenset()))
-                if until <= now:
+                if until <= now_mono:
                     try:
                         addresses = frozenset(map(address_key, await self.resolve(name, 0)))
                     except (OSError, ValueError):  # a name that doesn't resolve has no address to refuse
                         addresses = frozenset()
-                    until = now + self.ttl
+                    until = now_mono + self.ttl
                 fresh[name] = (until, addresses)
             self._resolved = fresh
         resolved = {(address, port) for name, port in hosts for address in fresh[name][1]}

@@ -115,8 +115,8 @@ class TitleFetcher:
             free = self.config.concurrency - len(self._in_flight)
             if free > 0:
                 try:
-                    now = _now_ms()
-                    due, next_due = await self.db.write(store.claim_due, now, free, lease_ms)
+                    now_ms = _now_ms()
+                    due, next_due = await self.db.write(store.claim_due, now_ms, free, lease_ms)
                 except Exception:  # a locked or failing database must not end the worker
                     log.exception("could not read pending title fetches")
                     due, next_due = [], None
@@ -125,7 +125,7 @@ class TitleFetcher:
                     self._in_flight[task] = fetch
                     task.add_done_callback(self._finished)
                 if next_due is not None and len(due) < free:
-                    wait = min(wait, max(0.0, (next_due - now) / 1000))
+                    wait = min(wait, max(0.0, (next_due - now_ms) / 1000))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._wake.wait()

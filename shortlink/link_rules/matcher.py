@@ -80,7 +80,7 @@ class Facts:
         "_referrer",
         "accept_language",
         "country_of",
-        "now",
+        "now_s",
         "query",
         "referrer",
         "user_agent",
@@ -96,10 +96,10 @@ class Facts:
         referrer: str = "",
         accept_language: str = "",
         country_of: Callable[[], str] = lambda: "",
-        now: float = 0.0,
+        now_s: float = 0.0,
     ):
         self.visitor, self.user_agent, self.query, self.referrer = visitor, user_agent, query, referrer
-        self.accept_language, self.country_of, self.now = accept_language, country_of, now
+        self.accept_language, self.country_of, self.now_s = accept_language, country_of, now_s
         self._device: str | None = None
         self._country: str | None = None
         self._language: str | None = None
@@ -146,10 +146,10 @@ Test = Callable[[Facts], bool]
 
 def _in_window(windows: list[tuple[str, float, float]]) -> Test:
     def test(facts: Facts) -> bool:
-        minute = (facts.now % 86_400) // 60
+        minute = (facts.now_s % 86_400) // 60
         for kind, start, end in windows:
             if kind == "between":
-                if start <= facts.now < end:
+                if start <= facts.now_s < end:
                     return True
             elif (start <= minute < end) if start < end else (minute >= start or minute < end):
                 return True

@@ -45,9 +45,9 @@ class DayKeys:
         self._day = -1
         self._key = b""
 
-    def current(self, now: float) -> bytes | None:
+    def current(self, now_s: float) -> bytes | None:
         """Today's key, or None when it must first be fetched (`fetch`)."""
-        day = int(now // DAY_SECONDS)
+        day = int(now_s // DAY_SECONDS)
         if day == self._day:
             return self._key
         if self._shared is None:
@@ -55,8 +55,8 @@ class DayKeys:
             return self._key
         return None
 
-    async def fetch(self, now: float) -> bytes:
-        day = int(now // DAY_SECONDS)
+    async def fetch(self, now_s: float) -> bytes:
+        day = int(now_s // DAY_SECONDS)
         assert self._shared is not None
         offered = secrets.token_bytes(32)
         try:

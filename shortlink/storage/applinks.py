@@ -102,12 +102,12 @@ def app_row_id(conn: Connection, account_id: int, public_id: str) -> int | None:
     return None if row is None else row[0]
 
 
-def redeem(conn: Connection, token_hash: str, now: str) -> bool:
+def redeem(conn: Connection, token_hash: str, now_iso: str) -> bool:
     """Record a token as redeemed; False when it was already."""
     with transaction(conn):
         cursor = conn.execute(
             "INSERT INTO deferred_redemptions (token_hash, redeemed_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (token_hash, now),
+            (token_hash, now_iso),
         )
     return cursor.rowcount == 1
 

@@ -22,7 +22,7 @@ def page_by_handle(conn: Connection, handle: str) -> Row | None:
     return conn.execute("SELECT * FROM bio_pages WHERE handle = ?", (handle,)).fetchone()
 
 
-def save_page(conn: Connection, account_id: int, fields: dict[str, Any], now: str) -> Row:
+def save_page(conn: Connection, account_id: int, fields: dict[str, Any], now_iso: str) -> Row:
     """Create the account's page or change it; raises HandleTaken (the UNIQUE index decides)."""
     with transaction(conn):
         try:
@@ -31,7 +31,7 @@ def save_page(conn: Connection, account_id: int, fields: dict[str, Any], now: st
                 " VALUES (:account_id, :handle, :title, :description, :is_published, :now, :now)"
                 " ON CONFLICT (account_id) DO UPDATE SET handle = excluded.handle, title = excluded.title,"
                 " description = excluded.description, is_published = excluded.is_published, updated_at = :now",
-                {**fields, "account_id": account_id, "now": now},
+                {**fields, "account_id": account_id, "now": now_iso},
             )
         except conn.IntegrityError as exc:
             if "handle" in str(exc):

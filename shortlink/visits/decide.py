@@ -110,7 +110,7 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
 def decide(
     link: VisitTarget | None,
     request: VisitRequest,
-    now: float,
+    now_s: float,
     lookups: Lookups,
     *,
     signing_key: bytes,
@@ -129,9 +129,9 @@ def decide(
     rules = link.rules
     if not link.is_active:
         return _closed(link, "paused")
-    if link.expires_at is not None and now >= link.expires_at:
+    if link.expires_at is not None and now_s >= link.expires_at:
         return _closed(link, "expired")
-    if rules is not None and rules.starts_at is not None and now < rules.starts_at:
+    if rules is not None and rules.starts_at is not None and now_s < rules.starts_at:
         return _closed(link, "notYet")
 
     # 2. Who visits: person or bot, phone or desktop, which in-app browser.
@@ -152,7 +152,7 @@ def decide(
             referrer=request.referrer,
             accept_language=request.accept_language,
             country_of=lambda: lookups.country_of(request),
-            now=now,
+            now_s=now_s,
         )
         match = rules.match(facts, lambda index: bucket(split_key, lookups.visitor_key(request), link.link_pk, index))
         if match is not None:

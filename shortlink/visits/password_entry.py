@@ -26,13 +26,13 @@ def _signature(signing_key: bytes, link_public_id: str, password_hash: str, expi
     return hmac.new(signing_key, message, hashlib.sha256).hexdigest()
 
 
-def make_cookie_value(signing_key: bytes, link_public_id: str, password_hash: str, now: float | None = None) -> str:
-    expires = int((now or time.time()) + REMEMBER_SECONDS)
+def make_cookie_value(signing_key: bytes, link_public_id: str, password_hash: str, now_s: float | None = None) -> str:
+    expires = int((now_s or time.time()) + REMEMBER_SECONDS)
     return f"{expires}.{_signature(signing_key, link_public_id, password_hash, expires)}"
 
 
 def cookie_is_valid(
-    signing_key: bytes, link_public_id: str, password_hash: str, value: str | None, now: float | None = None
+    signing_key: bytes, link_public_id: str, password_hash: str, value: str | None, now_s: float | None = None
 ) -> bool:
     if not value or "." not in value:
         return False
@@ -41,7 +41,7 @@ def cookie_is_valid(
     # int() refuses, and int() refuses more than 4300 digits.
     if not (expires_text.isascii() and expires_text.isdigit() and len(expires_text) <= _MAX_EXPIRY_DIGITS):
         return False
-    if int(expires_text) < (now or time.time()):
+    if int(expires_text) < (now_s or time.time()):
         return False
     expected = _signature(signing_key, link_public_id, password_hash, int(expires_text))
     return hmac.compare_digest(signature.encode(), expected.encode())

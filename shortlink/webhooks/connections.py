@@ -130,8 +130,8 @@ class _Connection:
         with contextlib.suppress(Exception):
             self.writer.close()
 
-    def fresh(self, now: float) -> bool:
-        return now - self.opened < MAX_AGE_SECONDS and not self.reader.at_eof()
+    def fresh(self, now_mono: float) -> bool:
+        return now_mono - self.opened < MAX_AGE_SECONDS and not self.reader.at_eof()
 
     async def exchange(self, target: Target, headers: list[tuple[str, str]], body: bytes, cap: int) -> Answer:
         self.reusable = False
@@ -207,10 +207,10 @@ class Connections:
 
     def _take(self, key: tuple[str, str, int]) -> _Connection | None:
         idle = self._idle.get(key)
-        now = time.monotonic()
+        now_mono = time.monotonic()
         while idle:
             connection = idle.pop()
-            if connection.fresh(now):
+            if connection.fresh(now_mono):
                 return connection
             connection.close()
         return None

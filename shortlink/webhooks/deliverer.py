@@ -133,12 +133,12 @@ class Deliverer:
     async def run_once(self) -> int:
         """One round: sweeps when due, fan-out of waiting events, one claimed batch sent.
         Returns how many events and deliveries it handled (0: nothing left for now)."""
-        now = self.clock()
-        if now >= self._next_expiry_sweep:
-            self._next_expiry_sweep = now + EXPIRY_SWEEP_SECONDS
-            await self.db.write(outbox.emit_expired, datetime.fromtimestamp(now, UTC), self.base_for)
-        if now >= self._next_retention_sweep:
-            self._next_retention_sweep = now + RETENTION_SWEEP_SECONDS
+        now_s = self.clock()
+        if now_s >= self._next_expiry_sweep:
+            self._next_expiry_sweep = now_s + EXPIRY_SWEEP_SECONDS
+            await self.db.write(outbox.emit_expired, datetime.fromtimestamp(now_s, UTC), self.base_for)
+        if now_s >= self._next_retention_sweep:
+            self._next_retention_sweep = now_s + RETENTION_SWEEP_SECONDS
             while await self.db.write(outbox.forget_old, self.now_ms(), RETENTION_CHUNK) >= RETENTION_CHUNK:
                 pass
         handled = await self.db.write(outbox.dispatch, self.now_ms(), self.base_for)

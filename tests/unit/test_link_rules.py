@@ -83,7 +83,7 @@ def test_devices_of_the_corpus_browsers_mostly_agree_with_their_labels():
 def test_time_windows_daily_wrapping_and_absolute():
     night = compile_condition(Condition("time", ["22:00-06:00"]))
     visitor = classify("Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0")
-    at = lambda seconds: Facts(visitor, "", now=seconds)  # noqa: E731
+    at = lambda seconds: Facts(visitor, "", now_s=seconds)  # noqa: E731
     assert night(at(23 * 3600)) and night(at(5 * 3600)) and not night(at(12 * 3600))
     between = compile_condition(Condition("time", ["2026-01-01T00:00:00Z/2026-01-02T00:00:00Z"]))
     assert between(at(1767225600 + 10)) and not between(at(1767225600 - 10))

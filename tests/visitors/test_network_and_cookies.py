@@ -36,16 +36,16 @@ def test_client_ip(peer, forwarded, trusted, expected):
 
 def test_password_cookie_is_bound_to_link_password_and_time():
     secret = b"s" * 32
-    value = password_entry.make_cookie_value(secret, "lnk_a", "hash1", now=1000)
-    assert password_entry.cookie_is_valid(secret, "lnk_a", "hash1", value, now=1001)
-    assert not password_entry.cookie_is_valid(secret, "lnk_b", "hash1", value, now=1001)
-    assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash2", value, now=1001)
-    assert not password_entry.cookie_is_valid(b"t" * 32, "lnk_a", "hash1", value, now=1001)
+    value = password_entry.make_cookie_value(secret, "lnk_a", "hash1", now_s=1000)
+    assert password_entry.cookie_is_valid(secret, "lnk_a", "hash1", value, now_s=1001)
+    assert not password_entry.cookie_is_valid(secret, "lnk_b", "hash1", value, now_s=1001)
+    assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash2", value, now_s=1001)
+    assert not password_entry.cookie_is_valid(b"t" * 32, "lnk_a", "hash1", value, now_s=1001)
     assert not password_entry.cookie_is_valid(
-        secret, "lnk_a", "hash1", value, now=1000 + password_entry.REMEMBER_SECONDS + 1
+        secret, "lnk_a", "hash1", value, now_s=1000 + password_entry.REMEMBER_SECONDS + 1
     )
     for forged in ["", "x", "9999999999.abc", value.replace(".", ".0"), None]:
-        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash1", forged, now=1001)
+        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash1", forged, now_s=1001)
 
 
 def test_cookie_names_differ_per_code_and_are_header_safe():

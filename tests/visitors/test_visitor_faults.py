@@ -71,7 +71,7 @@ def test_a_forged_password_cookie_gets_the_form(make_client, new_key, expiry):
 def test_forged_expiry_digits_are_refused_without_an_error():
     secret = b"s" * 32
     for expiry in ("\xb2\xb3", "9" * 5000, "\u0663" * 10, "1" * 13, "+1", " 1"):
-        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash", f"{expiry}.x", now=1000)
+        assert not password_entry.cookie_is_valid(secret, "lnk_a", "hash", f"{expiry}.x", now_s=1000)
 
 
 @pytest.mark.parametrize("path", ["/l/a/b", "/l/%3Cscript%3Ealert(1)%3C/script%3E", "/l/abc/x/y", "/l/"])
