@@ -18,7 +18,14 @@ from shortlink.application.hosts import Hosts
 from shortlink.errors import ValidationError
 from shortlink.link_rules import describe, service
 from shortlink.link_rules.countries import COUNTRY_CODES
-from shortlink.link_rules.schema import Rule, RuleAnalytics, RulesDocument, SimulatedResult, SimulatedVisit
+from shortlink.link_rules.schema import (
+    Destination,
+    Rule,
+    RuleAnalytics,
+    RulesDocument,
+    SimulatedResult,
+    SimulatedVisit,
+)
 from shortlink.links.validation import parse_time
 from shortlink.storage import Database
 from shortlink.times import utcnow
@@ -43,12 +50,43 @@ class LinkRules:
     async def rules(self, account_id: int, link_id: str) -> RulesDocument:
         return await self.db.read(service.link_rules, account_id, link_id)
 
-    async def set_rules(self, account_id: int, link_id: str, document: RulesDocument) -> RulesDocument:
+    async def set_rules(self, account_id: int, link_id: str, document: RulesDocument, *, door: str) -> RulesDocument:
         stored, code = await self.db.write(
-            service.set_link_rules, account_id, link_id, document, is_ours=self.hosts.is_ours, blocked=self.blocked
+            service.set_link_rules,
+            account_id,
+            link_id,
+            document,
+            door=door,
+            is_ours=self.hosts.is_ours,
+            blocked=self.blocked,
         )
         self._changed(code)
         return stored
+
+    async def destination(self, account_id: int, link_id: str) -> Destination:
+        return await self.db.read(service.destination, account_id, link_id)
+
+    async def send_everyone_to(self, account_id: int, link_id: str, url: str, *, door: str) -> Destination:
+        """Every visitor of the link goes to `url` from now on, checked as any rule's URL is;
+        the spec's originalUrl stays what the link was created for."""
+        return await self._send_everyone(account_id, link_id, url, door)
+
+    async def send_everyone_back(self, account_id: int, link_id: str, *, door: str) -> Destination:
+        """Visitors go to the link's originalUrl again."""
+        return await self._send_everyone(account_id, link_id, None, door)
+
+    async def _send_everyone(self, account_id: int, link_id: str, url: str | None, door: str) -> Destination:
+        found, code = await self.db.write(
+            service.send_everyone,
+            account_id,
+            link_id,
+            url,
+            door=door,
+            is_ours=self.hosts.is_ours,
+            blocked=self.blocked,
+        )
+        self._changed(code)
+        return found
 
     async def analytics(
         self, account_id: int, link_id: str, days: str, start: str | None, end: str | None

@@ -203,7 +203,7 @@ class RulePages(SignedInController):
         document = RulesDocument()
         try:
             document = document_from_form(form, forms.text(form, "op"))
-            await services.link_rules.set_rules(session.account_id, link_id, document)
+            await services.link_rules.set_rules(session.account_id, link_id, document, door="dashboard")
         except ValidationError as exc:
             return await self._page(
                 request, services, session.account_id, link_id, document, status_code=400, error=exc

@@ -104,3 +104,32 @@ class RuleAnalytics(msgspec.Struct, rename="camel"):
 
 class RuleAnalyticsResponse(msgspec.Struct):
     data: RuleAnalytics
+
+
+DOORS = ("api", "dashboard", "mcp", "cli")
+
+
+class DestinationInput(msgspec.Struct, forbid_unknown_fields=True):
+    """What `PUT /links/{id}/destination` takes: the address everyone is sent to from now on."""
+
+    url: str
+
+
+class DestinationChange(msgspec.Struct):
+    at: str
+    url: Annotated[str, Meta(description="where visitors went from then on (the originalUrl when sent back)")]
+    door: Annotated[str, Meta(description="how the change was made: " + " | ".join(DOORS))]
+
+
+class Destination(msgspec.Struct, rename="camel"):
+    """Where visitors of a link go now, since when, and every change: the spec's originalUrl stays
+    the record of what the link was created for (docs/link-rules.md, "Where a link goes")."""
+
+    url: str
+    since: str
+    original_url: str
+    history: list[DestinationChange] = msgspec.field(default_factory=list)
+
+
+class DestinationResponse(msgspec.Struct):
+    data: Destination

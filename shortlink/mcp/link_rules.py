@@ -59,7 +59,7 @@ async def set_link_rules(services: Services, principal: Principal, arguments: Se
         max_clicks=arguments.max_clicks,
         fallback_url=arguments.fallback_url,
     )
-    stored = await services.link_rules.set_rules(principal.account_id, arguments.id, document)
+    stored = await services.link_rules.set_rules(principal.account_id, arguments.id, document, door="mcp")
     return ToolResult(stored, "Set " + _rules_line(arguments.id, stored))
 
 

@@ -35,3 +35,14 @@ def rule_days(conn: Connection, link_pk: int, first_day: str, last_day: str) -> 
         (link_pk, first_day, last_day),
     )
     return [tuple(row) for row in rows]
+
+
+def add_destination(conn: Connection, link_pk: int, at: str, url: str | None, door: str) -> None:
+    """One change of where the link sends everyone (migration 0020); None: back to its originalUrl."""
+    conn.execute("INSERT INTO link_destinations (link_id, at, url, door) VALUES (?, ?, ?, ?)", (link_pk, at, url, door))
+
+
+def destinations_of(conn: Connection, link_pk: int) -> list[tuple[str, str | None, str]]:
+    """(at, url, door) of every change of the link's destination, newest first."""
+    rows = conn.execute("SELECT at, url, door FROM link_destinations WHERE link_id = ? ORDER BY id DESC", (link_pk,))
+    return [tuple(row) for row in rows]

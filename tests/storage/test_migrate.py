@@ -17,7 +17,7 @@ from shortlink.links.schema import CreateLink
 from shortlink.storage import applinks as applinks_store
 from shortlink.storage import bio, connect, sessions
 from shortlink.storage.copy import TABLES
-from shortlink.storage.link_rules import replace_document
+from shortlink.storage.link_rules import add_destination, replace_document
 from shortlink.storage.tags import replace_link_tags
 from shortlink.web.asgi import create_app
 from shortlink.webhooks import endpoints as webhook_endpoints
@@ -71,6 +71,7 @@ def installation(tmp_path_factory):
         replace_link_tags(conn, account_id, first_link, [("spring", "#ff8800")])
         rules = '{"rules":[{"conditions":[{"type":"os","values":["ios"]}],"url":"https://example.com/ios"}]}'
         replace_document(conn, account_id, first_link, rules, "2026-01-01T00:00:00.000Z")
+        add_destination(conn, first_link, "2026-01-01T00:00:00.000Z", "https://example.com/moved", "cli")
         conn.execute("INSERT INTO link_rule_days VALUES (?, ?, 0, -1, 3)", (first_link, TODAY.isoformat()))
         conn.execute("INSERT INTO link_rule_visitors VALUES (?, ?, 0, -1, 42)", (first_link, TODAY.isoformat()))
         bio.add_views(conn, [(page["id"], TODAY.isoformat(), 3)])
