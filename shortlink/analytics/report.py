@@ -452,7 +452,7 @@ def _clicks_of_top_links(conn: Connection, account_id: int, period: _Period) -> 
             break
         exact[link_pk] = (
             (store.link_clicks_between(conn, link_pk, *whole) if whole else 0)
-            + sum(store.link_raw_clicks(conn, link_pk, *_moments(hours)) for hours in hour_spans)
+            + sum(store.link_clicks_in_hours(conn, link_pk, *hours) for hours in hour_spans)
             + period.link_clicks[link_pk]
         )
     else:

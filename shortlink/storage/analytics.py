@@ -102,12 +102,10 @@ def hour_dimension_totals(
     ).fetchall()
 
 
-def link_raw_clicks(conn: Connection, link_pk: int, start_ms: int, end_ms: int) -> int:
-    """A link's human clicks between two moments, from raw clicks: a link's part of a day holds
-    few of them (docs/performance.md, "Analytics at scale")."""
+def link_clicks_in_hours(conn: Connection, link_pk: int, first_hour: int, last_hour: int) -> int:
     return conn.execute(
-        "SELECT count(*) FROM click_rows WHERE link_id = ? AND ts BETWEEN ? AND ? AND is_bot = 0",
-        (link_pk, start_ms, end_ms),
+        "SELECT coalesce(sum(clicks), 0) FROM link_hours WHERE link_id = ? AND hour BETWEEN ? AND ?",
+        (link_pk, first_hour, last_hour),
     ).fetchone()[0]
 
 

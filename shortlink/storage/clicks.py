@@ -187,6 +187,11 @@ def _counting(b: str) -> list[str]:
         f" SELECT account_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY account_id, hour"
         " ORDER BY account_id, hour"
         " ON CONFLICT (account_id, hour) DO UPDATE SET clicks = account_hours.clicks + excluded.clicks",
+        # Per link (migration 0021): what an account's top links over those hours are read from.
+        "INSERT INTO link_hours (link_id, hour, clicks)"
+        f" SELECT link_id, {_HOUR} AS hour, count(*) FROM {b} WHERE is_bot = 0 GROUP BY link_id, hour"
+        " ORDER BY link_id, hour"
+        " ON CONFLICT (link_id, hour) DO UPDATE SET clicks = link_hours.clicks + excluded.clicks",
         _dimension_counts(b, "account_hour_dimensions", "account_id", period="hour"),
         # New (link, day, visitor, hour) rows count themselves in the account, and in link_days
         # and account_days when the visitor is new for the day (triggers).

@@ -44,6 +44,7 @@ TABLES = (
     "account_visitors",
     "account_hours",
     "account_hour_dimensions",
+    "link_hours",
     "bio_pages",
     "bio_buttons",
     "bio_page_days",
