@@ -81,13 +81,17 @@ rng = random.Random(5)
 times = []
 for _ in range(batches):
     now = int(time.time() * 1000)
-    clicks = [
-        StoredClick(link[0], link[1], now - rng.randrange(60_000), time.strftime("%Y-%m-%d", time.gmtime(now / 1000)),
-                    rng.choice(["mobile", "desktop"]), rng.choice(["Chrome", "Safari"]), rng.choice(["iOS", "Windows"]),
-                    rng.choice(["DE", "US", "FR"]), rng.choice(["Direct", "t.co"]), "None",
-                    "Mozilla/5.0 bench " + str(rng.randrange(50)), rng.getrandbits(62), 0)
-        for link in (rng.choice(links) for _ in range(1000))
-    ]
+    clicks = []
+    for _ in range(1000):
+        link, agent = rng.choice(links), rng.randrange(50)
+        # An agent's labels are its own, as the classifier gives them: raw clicks read them from
+        # user_agents, so a click must not disagree with its agent's first one.
+        clicks.append(StoredClick(
+            link[0], link[1], now - rng.randrange(60_000), time.strftime("%Y-%m-%d", time.gmtime(now / 1000)),
+            ["mobile", "desktop"][agent % 2], ["Chrome", "Safari", "Firefox"][agent % 3], ["iOS", "Windows"][agent % 2],
+            rng.choice(["DE", "US", "FR"]), rng.choice(["Direct", "t.co"]), "None",
+            "Mozilla/5.0 bench " + str(agent), rng.getrandbits(62), 0,
+        ))
     started = time.perf_counter()
     write_batch(conn, encode_batch(clicks))
     times.append((time.perf_counter() - started) * 1000)
