@@ -1,4 +1,4 @@
-"""Migration 0018 (hourly rollups, and 0019 after it) on a database the versions before it
+"""Migration 0018 (hourly rollups, and those after it) on a database the versions before it
 wrote, on SQLite and on PostgreSQL: every range's analytics equal what raw clicks give, from
 the rollups it builds."""
 
