@@ -14,6 +14,8 @@ internals that pytest 9.2 removed.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import requests
 import schemathesis
@@ -22,6 +24,7 @@ from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from throwaway.dns_server import DnsServer
 from throwaway.live_server import LiveServer
 
 # Fuzzing every operation is the suite's longest test: scheduled first.
@@ -36,13 +39,18 @@ MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    server = LiveServer(
-        tmp_path_factory.mktemp("fuzz"), limits_requests_per_minute="1000000", limits_links_per_day="1000000"
-    )
-    server.key = server.create_key("fuzz@example.com")
-    server.start()
-    yield server
-    server.stop()
+    # A domain's verification asks a DNS server: this local one, never the machine's.
+    with DnsServer() as dns:
+        server = LiveServer(
+            tmp_path_factory.mktemp("fuzz"),
+            limits_requests_per_minute="1000000",
+            limits_links_per_day="1000000",
+            domains_nameservers=dns.address,
+        )
+        server.key = server.create_key("fuzz@example.com")
+        server.start()
+        yield server
+        server.stop()
 
 
 def assert_error_envelope(response: requests.Response) -> None:
@@ -70,6 +78,20 @@ def new_webhook_id(live, session: requests.Session) -> str:
     return response.json()["data"]["id"]
 
 
+def new_domain_id(live, session: requests.Session) -> str:
+    response = session.post(
+        f"{live.base_url}/api/v1/domains",
+        json={"name": f"fuzz-{next(DOMAIN_NUMBERS)}.example.com"},
+        headers={"Authorization": f"Bearer {live.key}"},
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+DOMAIN_NUMBERS = itertools.count()
+NEW_ID = {"/api/v1/webhooks/": new_webhook_id, "/api/v1/domains/": new_domain_id}
+
+
 def test_every_operation_conforms_and_never_fails(live):
     """Checks: every schemathesis check except `positive_data_acceptance`, which
     expects every schema-valid request to succeed; the API has documented 400s
@@ -87,22 +109,27 @@ def test_every_operation_conforms_and_never_fails(live):
     operations = [result.ok() for result in schema.get_all_operations()]
     # The spec's nine (/me, the five of /links, the link's QR and analytics, the account's
     # analytics) and the extensions beside them (tags, bulk create and actions, CSV analytics, raw
-    # clicks, link rules, apps, webhooks).
+    # clicks, link rules, a link's destination, apps, webhooks, domains).
     assert sorted(f"{op.method.upper()} {op.path}" for op in operations) == [
         "DELETE /api/v1/apps/{id}",
+        "DELETE /api/v1/domains/{id}",
         "DELETE /api/v1/links/{id}",
+        "DELETE /api/v1/links/{id}/destination",
         "DELETE /api/v1/webhooks/{id}",
         "GET /api/v1/analytics",
         "GET /api/v1/analytics/clicks",
         "GET /api/v1/analytics/csv",
         "GET /api/v1/apps",
         "GET /api/v1/apps/{id}",
+        "GET /api/v1/domains",
+        "GET /api/v1/domains/{id}",
         "GET /api/v1/links",
         "GET /api/v1/links/{id}",
         "GET /api/v1/links/{id}/analytics",
         "GET /api/v1/links/{id}/analytics/csv",
         "GET /api/v1/links/{id}/app",
         "GET /api/v1/links/{id}/app/analytics",
+        "GET /api/v1/links/{id}/destination",
         "GET /api/v1/links/{id}/qr",
         "GET /api/v1/links/{id}/rules",
         "GET /api/v1/links/{id}/rules/analytics",
@@ -111,9 +138,12 @@ def test_every_operation_conforms_and_never_fails(live):
         "GET /api/v1/webhooks",
         "GET /api/v1/webhooks/{id}",
         "GET /api/v1/webhooks/{id}/deliveries",
+        "PATCH /api/v1/domains/{id}",
         "PATCH /api/v1/links/{id}",
         "PATCH /api/v1/webhooks/{id}",
         "POST /api/v1/apps",
+        "POST /api/v1/domains",
+        "POST /api/v1/domains/{id}/verify",
         "POST /api/v1/links",
         "POST /api/v1/links/bulk",
         "POST /api/v1/links/bulk/actions",
@@ -123,6 +153,7 @@ def test_every_operation_conforms_and_never_fails(live):
         "POST /api/v1/webhooks/{id}/rotate",
         "POST /api/v1/webhooks/{id}/test",
         "PUT /api/v1/links/{id}/app",
+        "PUT /api/v1/links/{id}/destination",
         "PUT /api/v1/links/{id}/rules",
         "PUT /api/v1/links/{id}/tags",
     ]
@@ -132,7 +163,7 @@ def test_every_operation_conforms_and_never_fails(live):
         id_choices = [None, "existing"] if "{id}" in operation.path else ["none in the path"]
         for mode in MODES:
             for id_choice in id_choices:
-                make_id = new_webhook_id if operation.path.startswith("/api/v1/webhooks/") else new_link_id
+                make_id = next((new for at, new in NEW_ID.items() if operation.path.startswith(at)), new_link_id)
                 path_parameters = {"id": make_id(live, session)} if id_choice == "existing" else None
                 label = f"{operation.label} ({mode.value}, id: {id_choice or 'generated'})"
                 budget[label] = EXAMPLES if id_choice else EXAMPLES_WITH_A_RANDOM_ID
