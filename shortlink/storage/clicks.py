@@ -302,8 +302,8 @@ _SQLITE_BATCH_WRITER = _sqlite_batch_writer()
 
 
 def _write_batch_postgres(conn: Connection, batch: str, with_events: bool) -> set[int]:
-    """The same statements, each reading the batch parameter (PostgreSQL parses JSON
-    cheaply, and a temporary table there would be a catalogue change per connection)."""
+    """The same statements, reading the batch parameter (a temporary table there would be
+    a catalogue change per connection) in as few statements as their order allows."""
     with transaction(conn):
         # Batches of every process one at a time: their rollup upserts would otherwise
         # lock rows in orders that deadlock each other.
@@ -312,11 +312,17 @@ def _write_batch_postgres(conn: Connection, batch: str, with_events: bool) -> se
         if missing := _deleted_links(conn, batch):
             return missing
         with_batch = f"WITH b AS MATERIALIZED (SELECT {_batch_columns(True)} FROM {_json_rows(True)})"
-        statements = _counting("b")
+        agents, *counting = _counting("b")
+        # The raw rows need the agents' ids, so the agents go first. Every other upsert writes a
+        # table of its own, so they run as one statement reading the batch once: parsing it
+        # again for each was most of each statement's time (docs/performance.md). The
+        # link_visitors trigger fires at the end of that statement, its rollups already written.
+        together = ", ".join(f"w{index} AS ({statement})" for index, statement in enumerate(counting))
+        statements = [f"{with_batch} {agents}", f"{with_batch}, {together} SELECT 1"]
         if with_events:
-            statements += _event_statements("b", postgres=True)
+            statements += [f"{with_batch} {statement}" for statement in _event_statements("b", postgres=True)]
         for statement in statements:
-            conn.execute(f"{with_batch} {statement}", (batch,))
+            conn.execute(statement, (batch,))
     return set()
 
 
