@@ -66,6 +66,10 @@ class LinkRules:
     async def destination(self, account_id: int, link_id: str) -> Destination:
         return await self.db.read(service.destination, account_id, link_id)
 
+    async def everyone_urls(self, account_id: int, link_ids: list[str]) -> dict[str, str]:
+        """Where everyone goes, for those of these links that send everyone elsewhere (the list)."""
+        return await self.db.read(service.everyone_urls, account_id, link_ids)
+
     async def send_everyone_to(self, account_id: int, link_id: str, url: str, *, door: str) -> Destination:
         """Every visitor of the link goes to `url` from now on, checked as any rule's URL is;
         the spec's originalUrl stays what the link was created for."""

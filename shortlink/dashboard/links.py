@@ -1,4 +1,4 @@
-"""/links: the table, create, edit, pause and resume, delete, QR codes."""
+"""/links: the table, create, edit, pause and resume, where everyone goes, delete, QR codes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from shortlink.dashboard import forms
 from shortlink.dashboard.guard import SignedInController, provide_session
 from shortlink.dashboard.render import page, see_other
 from shortlink.errors import ValidationError
+from shortlink.link_rules.schema import Destination
 from shortlink.links.platforms import Platform
 from shortlink.links.schema import LinkFilter, LinkSort, UpdateLink
 from shortlink.links.tags import SetTags, Tag
@@ -134,12 +135,14 @@ async def links_page(request: Request) -> Response:
     session = provide_session(request, services)
     query, errors = link_filter(request)
     links, pagination, link_tags = await services.links.list_with_tags(session.account_id, query)
+    destinations = await services.link_rules.everyone_urls(session.account_id, [link.id for link in links])
     state = request.query_params.get("state", "")
     return page(
         request,
         "links.html",
         links=links,
         link_tags=link_tags,
+        destinations=destinations,
         pagination=pagination,
         query=query,
         state=state,
@@ -221,16 +224,19 @@ class LinkPages(SignedInController):
         services: NamedDependency[Services],
     ) -> Response:
         link = await services.links.get(session.account_id, link_id)
-        return self._link_page(request, link, (await services.links.tags(session.account_id, link_id)).tags)
+        tags = (await services.links.tags(session.account_id, link_id)).tags
+        return self._link_page(request, link, tags, await services.link_rules.destination(session.account_id, link_id))
 
     def _link_page(
         self,
         request: Request,
         link,
         tags: list[Tag],
+        destination: Destination,
         status_code: int = 200,
         errors: dict | None = None,
         tags_typed: str | None = None,
+        destination_typed: str = "",
     ) -> Response:
         options, qr_values, qr_error = qr_options(request)
         query = {
@@ -246,6 +252,8 @@ class LinkPages(SignedInController):
             status_code=status_code,
             link=link,
             tags=tags,
+            destination=destination,
+            destination_typed=destination_typed,
             tags_value=", ".join(tag.name for tag in tags) if tags_typed is None else tags_typed,
             tag_href=functools.partial(list_href, LinkFilter(), ""),
             expiry=forms.expiry_input(link.expires_at),
@@ -256,6 +264,7 @@ class LinkPages(SignedInController):
             qr_levels=qr.ERROR_CORRECTIONS,
             created=request.query_params.get("created") == "1",
             saved=request.query_params.get("saved") == "1",
+            moved=request.query_params.get("moved") == "1",
         )
 
     @post("/{link_id:str}")
@@ -279,8 +288,37 @@ class LinkPages(SignedInController):
                 await services.links.set_tags(session.account_id, link_id, SetTags(new_tags))
         except ValidationError as exc:
             typed = forms.text(form, "tags") if "tags" in form else None
-            return self._link_page(request, link, tags, 400, {exc.field: exc.message}, typed)
+            destination = await services.link_rules.destination(session.account_id, link_id)
+            return self._link_page(request, link, tags, destination, 400, {exc.field: exc.message}, typed)
         return see_other(f"/links/{link_id}?saved=1")
+
+    @post("/{link_id:str}/destination")
+    async def send_everyone(
+        self,
+        request: Request,
+        link_id: FromPath[str],
+        session: NamedDependency[SessionAccount],
+        services: NamedDependency[Services],
+    ) -> Response:
+        typed = forms.text(await request.form(), "destination")
+        try:
+            if not typed:
+                raise ValidationError("url", "type the address to send everyone to")
+            await services.link_rules.send_everyone_to(session.account_id, link_id, typed, door="dashboard")
+        except ValidationError as exc:
+            link = await services.links.get(session.account_id, link_id)
+            tags = (await services.links.tags(session.account_id, link_id)).tags
+            destination = await services.link_rules.destination(session.account_id, link_id)
+            errors = {"destination": exc.message.removeprefix(f"{exc.field}: ")}
+            return self._link_page(request, link, tags, destination, 400, errors, destination_typed=typed)
+        return see_other(f"/links/{link_id}?moved=1#destination-heading")
+
+    @post("/{link_id:str}/destination/original")
+    async def send_back(
+        self, link_id: FromPath[str], session: NamedDependency[SessionAccount], services: NamedDependency[Services]
+    ) -> Response:
+        await services.link_rules.send_everyone_back(session.account_id, link_id, door="dashboard")
+        return see_other(f"/links/{link_id}?moved=1#destination-heading")
 
     @post("/{link_id:str}/active")
     async def set_active(

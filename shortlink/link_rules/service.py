@@ -82,6 +82,15 @@ def destination(conn: Connection, account_id: int, link_id: str) -> Destination:
     return Destination(url, history[0].at if history else row["created_at"], original, history)
 
 
+def everyone_urls(conn: Connection, account_id: int, link_ids: list[str]) -> dict[str, str]:
+    """Of the account's links named, those whose visitors all go elsewhere: link id → address."""
+    found = (
+        (link_id, everyone_url(decode(document)))
+        for link_id, document in store.documents_of_links(conn, account_id, link_ids)
+    )
+    return {link_id: url for link_id, url in found if url is not None}
+
+
 def send_everyone(
     conn: Connection,
     account_id: int,

@@ -46,3 +46,16 @@ def destinations_of(conn: Connection, link_pk: int) -> list[tuple[str, str | Non
     """(at, url, door) of every change of the link's destination, newest first."""
     rows = conn.execute("SELECT at, url, door FROM link_destinations WHERE link_id = ? ORDER BY id DESC", (link_pk,))
     return [tuple(row) for row in rows]
+
+
+def documents_of_links(conn: Connection, account_id: int, public_ids: list[str]) -> list[tuple[str, str]]:
+    """(public id, document) of those of the account's links that have a rules document."""
+    if not public_ids:
+        return []
+    marks = ", ".join("?" * len(public_ids))
+    rows = conn.execute(
+        "SELECT l.public_id, r.document FROM link_rules AS r JOIN links AS l ON l.id = r.link_id"
+        f" WHERE r.account_id = ? AND l.public_id IN ({marks})",
+        (account_id, *public_ids),
+    )
+    return [tuple(row) for row in rows]
