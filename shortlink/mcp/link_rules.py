@@ -1,10 +1,13 @@
-"""The link-rules tools: read, set and test a link's rules, as the API's extension
-endpoints do. Registered with the other tools when `mcp.http` imports this module."""
+"""The link-rules tools: read, set and test a link's rules, and send everyone to another
+address and back, as the API's extension endpoints do. Registered with the other tools when
+`mcp.http` imports this module."""
 
 from __future__ import annotations
 
+import msgspec
+
 from shortlink.accounts.schema import Principal
-from shortlink.link_rules.schema import RulesDocument, SimulatedResult, SimulatedVisit
+from shortlink.link_rules.schema import Destination, RulesDocument, SimulatedResult, SimulatedVisit
 from shortlink.mcp.tools import LinkArguments, LinkId, ToolResult, tool
 from shortlink.wiring import Services
 
@@ -15,6 +18,11 @@ class SetRulesArguments(RulesDocument, kw_only=True):
 
 class TestRulesArguments(SimulatedVisit, kw_only=True):
     id: LinkId
+
+
+class DestinationArguments(msgspec.Struct, forbid_unknown_fields=True):
+    id: LinkId
+    url: str
 
 
 def _rules_line(link_id: str, document: RulesDocument) -> str:
@@ -88,3 +96,37 @@ async def test_link_rules(services: Services, principal: Principal, arguments: T
         else f"the {result.page} page" + (f" ({result.location})" if result.location else "")
     )
     return ToolResult(result, f"{rule}: {result.status}, {where}")
+
+
+def _destination_line(link_id: str, found: Destination) -> str:
+    if found.url == found.original_url:
+        return f"{link_id}: visitors go to {found.url}, the address it was created for, since {found.since}"
+    return f"{link_id}: visitors go to {found.url} since {found.since} (created for {found.original_url})"
+
+
+@tool(
+    "set_link_destination",
+    "Send every visitor of a link to another address from now on; the short URL and printed QR codes stay the same, "
+    "and originalUrl stays what the link was created for. Kept in the link's history. Refused when the link's rules "
+    "send visitors by condition (they would be unreachable).",
+    DestinationArguments,
+    Destination,
+    destructive=True,
+    idempotent=True,
+)
+async def set_link_destination(services: Services, principal: Principal, arguments: DestinationArguments) -> ToolResult:
+    found = await services.link_rules.send_everyone_to(principal.account_id, arguments.id, arguments.url, door="mcp")
+    return ToolResult(found, _destination_line(arguments.id, found))
+
+
+@tool(
+    "clear_link_destination",
+    "Send a link's visitors to its originalUrl again, undoing set_link_destination (kept in the link's history).",
+    LinkArguments,
+    Destination,
+    destructive=True,
+    idempotent=True,
+)
+async def clear_link_destination(services: Services, principal: Principal, arguments: LinkArguments) -> ToolResult:
+    found = await services.link_rules.send_everyone_back(principal.account_id, arguments.id, door="mcp")
+    return ToolResult(found, _destination_line(arguments.id, found))

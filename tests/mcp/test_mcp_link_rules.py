@@ -82,3 +82,28 @@ async def test_set_link_rules_refuses_blocked_hosts_and_ways_back_to_the_link(se
             code, text = await call_error(client, "set_link_rules", {"id": home["id"], "rules": rules})
             assert (code, text) == ("VALIDATION_ERROR", message)
         assert api_data(server, key, f"/links/{home['id']}/rules")["rules"] == []
+
+
+async def test_the_destination_tools_send_everyone_elsewhere_and_back_as_the_api_does(server):
+    key = new_account(server).key
+    link = api(server, key, "POST", "/links", {"originalUrl": "https://example.com/printed"})[1]["data"]
+    async with mcp_client(server, key, MODERN) as client:
+        moved = await call(client, "set_link_destination", {"id": link["id"], "url": "https://example.org/new"})
+        assert moved.structured_content == api_data(server, key, f"/links/{link['id']}/destination")
+        assert moved.structured_content["history"][0]["door"] == "mcp"
+        assert moved.content[0].text.startswith(f"{link['id']}: visitors go to https://example.org/new since ")
+        code, message = await call_error(
+            client, "set_link_destination", {"id": link["id"], "url": "https://blocked.example/x"}
+        )
+        assert (code, message) == (
+            "VALIDATION_ERROR",
+            "url: leads to blocked.example, which this service does not link to",
+        )
+        back = await call(client, "clear_link_destination", {"id": link["id"]})
+        assert back.structured_content["url"] == "https://example.com/printed"
+        assert [change["url"] for change in back.structured_content["history"]] == [
+            "https://example.com/printed",
+            "https://example.org/new",
+        ]
+        code, _ = await call_error(client, "clear_link_destination", {"id": "lnk_nope"})
+        assert code == "NOT_FOUND"
