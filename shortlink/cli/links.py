@@ -1,4 +1,4 @@
-"""`shortlink links`: list, show and delete the links of any account."""
+"""`shortlink links`: list, show and delete the links of any account, and change where one goes."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from shortlink.cli.common import Output, command, command_group, config_of, conf
 from shortlink.config import Config
 from shortlink.errors import ShortlinkError, ValidationError
 from shortlink.link_rules.describe import rule_lines
-from shortlink.link_rules.schema import RulesDocument
-from shortlink.link_rules.service import link_rules
+from shortlink.link_rules.schema import Destination, RulesDocument
+from shortlink.link_rules.service import destination, link_rules, send_everyone
 from shortlink.links import service
 from shortlink.links.platforms import Platform
+from shortlink.links.public import blocked_hosts
 from shortlink.links.schema import Link, LinkFilter
 from shortlink.storage import Connection
 from shortlink.times import utcnow
@@ -39,6 +40,12 @@ def register(commands) -> None:
     listing.add_argument("--limit", type=int, default=20, help="links per page, 1 to 100 (default 20)")
     show = command(links, "show", run_show, "show one link")
     show.add_argument("link_id", metavar="ID")
+    moving = command(
+        links, "destination", run_destination, "where a link's visitors go: show it, send everyone elsewhere, or back"
+    )
+    moving.add_argument("link_id", metavar="ID")
+    moving.add_argument("url", metavar="URL", nargs="?", help="send everyone here from now on")
+    moving.add_argument("--clear", action="store_true", help="send them to the link's originalUrl again")
     delete = command(links, "delete", run_delete, "delete a link with its clicks (asks first)")
     delete.add_argument("link_id", metavar="ID")
     delete.add_argument("--yes", action="store_true", help="do not ask (needed when not on a terminal)")
@@ -96,6 +103,33 @@ def run_show(args: argparse.Namespace) -> Output:
     # The link's rules (docs/link-rules.md) after the spec's fields, in the JSON as "rules".
     lines += [f"{'rules':<{width}}  {line}" for line in rule_lines(rules) or ["-"]]
     return {**fields, "rules": msgspec.to_builtins(rules)}, "\n".join(lines)
+
+
+def run_destination(args: argparse.Namespace) -> Output:
+    if args.url is not None and args.clear:
+        raise ValidationError("--clear", "give a URL or --clear, not both")
+    config = config_of(args)
+
+    def change(conn: Connection) -> Destination:
+        account_id = service.owner_of(conn, args.link_id)
+        if args.url is None and not args.clear:
+            return destination(conn, account_id, args.link_id)
+        found, _ = send_everyone(
+            conn,
+            account_id,
+            args.link_id,
+            args.url,
+            door="cli",
+            is_ours=hosts_of(conn, config).is_ours,
+            blocked=blocked_hosts(config.public.blocked_hosts),
+        )
+        return found
+
+    found = with_db(args, change)
+    where = "the address it was created for" if found.url == found.original_url else f"created for {found.original_url}"
+    lines = [f"{args.link_id}: visitors go to {found.url} since {found.since} ({where})"]
+    lines += [f"  {change.at}  {change.url}  ({change.door})" for change in found.history]
+    return {"data": found}, "\n".join(lines)
 
 
 def run_delete(args: argparse.Namespace) -> Output:
