@@ -43,6 +43,9 @@ OPERATIONS = {
     ("GET", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
     ("PUT", "/api/v1/links/{id}/rules"): {"200", "400", "401", "403", "404", "429", "500"},
     ("POST", "/api/v1/links/{id}/rules/test"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("GET", "/api/v1/links/{id}/destination"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("PUT", "/api/v1/links/{id}/destination"): {"200", "400", "401", "403", "404", "429", "500"},
+    ("DELETE", "/api/v1/links/{id}/destination"): {"200", "400", "401", "403", "404", "429", "500"},
     ("GET", "/api/v1/links/{id}/rules/analytics"): {"200", "400", "401", "403", "404", "429", "500"},
     # App links: the account's apps, the app a link opens, what the visitor path decided.
     ("GET", "/api/v1/apps"): {"200", "400", "401", "403", "429", "500"},
